@@ -1,0 +1,358 @@
+"""Self-tests of wire/process.py, the generic subprocess driver."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from wire.errors import SpawnError
+from wire.process import MARKER_VAR, Child, scrub_env
+
+PROGRAM = Path(__file__).parent / "programs" / "proc_child.py"
+EVENT_TIMEOUT_S = 5.0  # upper bound for something that normally takes milliseconds
+EOF_BOUND_S = 2.0  # after stop()/kill(), EOF on stdout must come within this
+FAST_GRACE_S = 0.1  # stop() grace values used where the child ignores them anyway
+
+
+def child_argv(*mode: str) -> list[str]:
+    return [sys.executable, str(PROGRAM), *mode]
+
+
+def read_until(fd: int, needle: bytes, timeout: float = EVENT_TIMEOUT_S) -> bytes:
+    """Read from fd until ``needle`` has arrived; fail on EOF or timeout."""
+    buf = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while needle not in buf:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no {needle!r} within {timeout}s; got {buf[-200:]!r}"
+        if poller.poll(remaining * 1000):
+            chunk = os.read(fd, 65536)
+            assert chunk, f"EOF before {needle!r}; got {buf[-200:]!r}"
+            buf += chunk
+    return buf
+
+
+def read_to_eof(fd: int, timeout: float) -> bytes:
+    """Everything up to EOF; fail if EOF does not come within ``timeout``."""
+    buf = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no EOF on stdout within {timeout}s"
+        if poller.poll(remaining * 1000):
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return buf
+            buf += chunk
+
+
+def is_gone(proc: psutil.Process) -> bool:
+    """Dead by pid: no such process, a reused pid, or an unreaped zombie."""
+    try:
+        return not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def marked_alive(tags: set[str]) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["environ"], ad_value=None):
+        environ = proc.info.get("environ") or {}
+        if environ.get(MARKER_VAR) in tags and not is_gone(proc):
+            found.append(proc)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def spawned(monkeypatch):
+    """Records every Child spawned by the test; at the end asserts no process
+    carrying any of their markers is still alive (then cleans up anyway)."""
+    children: list[Child] = []
+    real_spawn = Child.spawn.__func__
+
+    def recording_spawn(cls, *args, **kwargs):
+        child = real_spawn(cls, *args, **kwargs)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(Child, "spawn", classmethod(recording_spawn))
+    yield children
+    leftovers = marked_alive({c.tag for c in children})
+    for child in children:
+        child.close()
+    for proc in leftovers:  # found by marker but not by close(): still never left behind
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    assert not leftovers, f"processes left behind: {leftovers}"
+
+
+# ------------------------------------------------------------------ basics
+
+
+def test_echo_round_trip():
+    with Child.spawn(child_argv("echo"), env=os.environ) as child:
+        assert child.exit_description() is None
+        child.write(b'{"hello": 1}\n')
+        assert read_until(child.stdout_fd, b"\n") == b'{"hello": 1}\n'
+        child.write(b"second\n")
+        assert read_until(child.stdout_fd, b"second\n") == b"second\n"
+        child.close_stdin()
+        assert read_to_eof(child.stdout_fd, EVENT_TIMEOUT_S) == b""
+        assert child.wait(EVENT_TIMEOUT_S) == 0
+        assert child.exit_description() == "exited with code 0"
+
+
+def test_child_environment_is_scrubbed_and_marked():
+    env = dict(os.environ, GITHUB_TOKEN="g", FOO_TOKEN="f", FORGE_TOKEN="x",
+               BITBUCKET_APP_PASSWORD="p", MY_SECRET="s", SOME_API_KEY="k",
+               KEEP_ME="kept", FORGE_ORG="acme")
+    with Child.spawn(child_argv("env"), env=env) as child:
+        seen = json.loads(read_to_eof(child.stdout_fd, EVENT_TIMEOUT_S))
+    for gone in ("GITHUB_TOKEN", "FOO_TOKEN", "FORGE_TOKEN", "BITBUCKET_APP_PASSWORD",
+                 "MY_SECRET", "SOME_API_KEY"):
+        assert gone not in seen
+    assert seen["KEEP_ME"] == "kept"
+    assert seen["FORGE_ORG"] == "acme"
+    assert seen[MARKER_VAR] == child.tag
+    assert seen["PATH"] == os.environ["PATH"]
+
+
+@pytest.mark.parametrize(
+    "name, dropped",
+    [
+        ("GITHUB_TOKEN", True), ("GH_TOKEN", True), ("GITLAB_TOKEN", True), ("GL_TOKEN", True),
+        ("CI_JOB_TOKEN", True), ("GITEA_TOKEN", True), ("BITBUCKET_TOKEN", True),
+        ("BITBUCKET_APP_PASSWORD", True), ("FORGE_TOKEN", True), ("foo_token", True),
+        ("DB_PASSWORD", True), ("APP_SECRET", True), ("OPENAI_API_KEY", True),
+        ("SSH_AUTH_SOCK", True), ("GITHUB_PAT", True),
+        ("PATH", False), ("HOME", False), ("FORGE_ORG", False), ("FORGE_FIXTURE_DIR", False),
+        ("TOKENIZER", False), ("SECRETARY", False), ("MY_KEY", False),
+    ],
+)
+def test_scrub_rule(name, dropped):
+    assert (name not in scrub_env({name: "v"})) is dropped
+
+
+# ------------------------------------------------------------ spawn errors
+
+
+def assert_one_clear_line(exc: SpawnError, command: str) -> str:
+    text = str(exc)
+    assert "\n" not in text and "Traceback" not in text
+    assert text.startswith(f"cannot start adapter {command!r}: ")
+    assert exc.__cause__ is None and exc.__suppress_context__
+    return text
+
+
+@pytest.mark.parametrize("command", ["/nonexistent/forge-adapter", "forge-no-such-command-9f3"])
+def test_spawn_error_missing_command(command):
+    with pytest.raises(SpawnError) as info:
+        Child.spawn([command, "--flag"], env=os.environ)
+    assert "no such file or directory" in assert_one_clear_line(info.value, command)
+
+
+def test_spawn_error_directory(tmp_path):
+    with pytest.raises(SpawnError) as info:
+        Child.spawn([str(tmp_path)], env=os.environ)
+    assert assert_one_clear_line(info.value, str(tmp_path)).endswith(": is a directory")
+
+
+def test_spawn_error_not_executable(tmp_path):
+    script = tmp_path / "adapter.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    with pytest.raises(SpawnError) as info:
+        Child.spawn([str(script)], env=os.environ)
+    assert "permission denied" in assert_one_clear_line(info.value, str(script))
+
+
+def test_spawn_error_missing_working_directory(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(SpawnError) as info:
+        Child.spawn(child_argv("echo"), env=os.environ, cwd=missing)
+    assert f"working directory {str(missing)!r}" in assert_one_clear_line(info.value, sys.executable)
+
+
+# ------------------------------------------- the escaped grandchild (the key test)
+
+
+@pytest.mark.parametrize("child_fate", ["exits", "stays"])
+@pytest.mark.parametrize("how", ["stop", "kill"])
+def test_escaped_grandchild_is_reaped(child_fate, how):
+    """A grandchild that left the group (setsid), ignores SIGTERM and holds
+    stdout open is found and killed; EOF follows; nothing survives."""
+    child = Child.spawn(child_argv("forker", child_fate), env=os.environ)
+    out = read_until(child.stdout_fd, b"ready\n")
+    grandchild_pid = int(out.split(b"grandchild ")[1].split()[0])
+    grandchild = psutil.Process(grandchild_pid)
+    assert os.getsid(grandchild_pid) == grandchild_pid != child.pid
+    assert os.getpgid(grandchild_pid) != child.pid
+    if child_fate == "exits":
+        assert child.wait(EVENT_TIMEOUT_S) == 0
+        assert grandchild.ppid() != child.pid  # reparented: only the marker finds it
+    assert grandchild_pid in [p.pid for p in child.tree()]
+
+    started = time.monotonic()
+    if how == "stop":
+        child.stop(grace_s=FAST_GRACE_S, term_grace_s=FAST_GRACE_S)
+    else:
+        child.kill()
+    elapsed = time.monotonic() - started
+
+    assert is_gone(grandchild), "the escaped grandchild survived"
+    assert child.survivors() == []
+    assert child.poll() is not None
+    assert read_to_eof(child.stdout_fd, EOF_BOUND_S) == b""
+    assert elapsed < 2 * FAST_GRACE_S + 1.0
+    if child_fate == "stays":
+        assert child.exit_description() == "killed by signal SIGKILL"
+    child.close()
+
+
+def test_stop_lets_a_well_behaved_child_exit_on_eof():
+    child = Child.spawn(child_argv("echo"), env=os.environ)
+    started = time.monotonic()
+    child.stop(grace_s=EVENT_TIMEOUT_S)
+    assert time.monotonic() - started < EVENT_TIMEOUT_S / 2  # it did not use the grace up
+    assert child.exit_description() == "exited with code 0"
+    child.close()
+
+
+def test_stop_kill_close_are_idempotent():
+    child = Child.spawn(child_argv("exit", "0"), env=os.environ)
+    assert child.wait(EVENT_TIMEOUT_S) == 0
+    for _ in range(2):
+        child.kill()
+        child.stop(grace_s=FAST_GRACE_S)
+        child.close()
+    assert child.survivors() == [] and child.tree() == []
+
+
+def test_writes_fail_cleanly_once_stdin_is_gone():
+    with Child.spawn(child_argv("exit", "0"), env=os.environ) as child:
+        assert child.wait(EVENT_TIMEOUT_S) == 0
+        with pytest.raises(BrokenPipeError):
+            child.write(b"x" * 100_000)
+    with Child.spawn(child_argv("echo"), env=os.environ) as child:
+        child.close_stdin()
+        with pytest.raises(OSError):
+            child.write(b"late\n")
+
+
+def test_kill_releases_a_writer_blocked_on_a_full_pipe():
+    with Child.spawn(child_argv("hang"), env=os.environ) as child:
+        read_until(child.stdout_fd, b"ready\n")
+        outcome: list[BaseException | None] = []
+
+        def writer():
+            try:
+                child.write(b"x" * 4 * 2**20)  # far more than a pipe holds; nobody reads
+                outcome.append(None)
+            except OSError as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        child.close_stdin()  # deferred: the blocked write still owns the fd
+        child.kill()
+        thread.join(EVENT_TIMEOUT_S)
+        assert not thread.is_alive()
+        assert isinstance(outcome[0], BrokenPipeError)
+        assert child._proc.stdin.closed
+
+
+def test_no_fd_leak():
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    for _ in range(3):
+        with Child.spawn(child_argv("echo"), env=os.environ, stderr_path=None) as child:
+            child.write(b"x\n")
+            read_until(child.stdout_fd, b"x\n")
+    assert open_fds() == before
+
+
+# ------------------------------------------------------------------ stderr
+
+
+def test_chatty_stderr_goes_to_the_file_and_never_blocks(tmp_path):
+    path = tmp_path / "logs" / "adapter.stderr"
+    with Child.spawn(child_argv("chatty", "8"), env=os.environ, stderr_path=path) as child:
+        read_until(child.stdout_fd, b"done\n")  # 8 MiB of stderr went by first
+        child.write(b"still responsive\n")
+        read_until(child.stdout_fd, b"still responsive\n")
+        child.stop()
+        assert path.stat().st_size >= 8 * 2**20
+        tail = child.stderr_tail(40)
+        assert tail.endswith("eee\ntail \\xff end\n") and len(tail) <= 40 + 3
+
+
+def test_chatty_stderr_without_a_file_is_discarded():
+    with Child.spawn(child_argv("chatty", "4"), env=os.environ) as child:
+        read_until(child.stdout_fd, b"done\n")
+        assert child.stderr_tail() == ""
+
+
+def test_stderr_tail_is_per_spawn(tmp_path):
+    path = tmp_path / "shared.stderr"
+    path.write_bytes(b"earlier generation said this\n")
+    with Child.spawn(child_argv("chatty", "0"), env=os.environ, stderr_path=path) as child:
+        read_until(child.stdout_fd, b"done\n")
+        assert child.stderr_tail(10_000) == "tail \\xff end\n"
+    assert path.read_bytes().startswith(b"earlier generation")
+
+
+# ------------------------------------------------------------- exit state
+
+
+def test_exit_description_for_a_code():
+    with Child.spawn(child_argv("exit", "3"), env=os.environ) as child:
+        assert child.wait(EVENT_TIMEOUT_S) == 3
+        assert child.returncode == 3
+        assert child.exit_description() == "exited with code 3"
+
+
+def test_exit_description_for_a_signal():
+    with Child.spawn(child_argv("hang"), env=os.environ) as child:
+        read_until(child.stdout_fd, b"ready\n")
+        assert child.wait(0) is None and child.exit_description() is None
+        child.kill()
+        assert child.exit_description() == "killed by signal SIGKILL"
+
+
+# ----------------------------------------------------------------- sockets
+
+
+def test_inet_sockets_sees_a_connection_to_a_local_listener():
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        with Child.spawn(child_argv("connect", str(port)), env=os.environ) as child:
+            read_until(child.stdout_fd, b"connected\n")
+            conn, _ = listener.accept()
+            with conn:
+                sockets = child.inet_sockets()
+                assert any(s.pid == child.pid and s.raddr == ("127.0.0.1", port)
+                           for s in sockets), sockets
+
+
+def test_inet_sockets_empty_when_the_child_opens_none():
+    with Child.spawn(child_argv("echo"), env=os.environ) as child:
+        child.write(b"x\n")
+        read_until(child.stdout_fd, b"x\n")
+        assert child.inet_sockets() == []

@@ -1,0 +1,549 @@
+"""The generic subprocess driver: start a command, keep secrets out of its
+environment, send its stderr to a file, find and stop its whole process tree,
+and probe that tree with psutil. Knows nothing of the protocol;
+wire/transport.py builds the provider connection on top of it.
+
+Spawning
+    ``Child.spawn(argv, env=..., cwd=..., stderr_path=...)`` starts ``argv``
+    (no shell) with stdin and stdout as pipes. stderr is appended to
+    ``stderr_path``, or goes to /dev/null: never to a pipe nobody drains, so a
+    chatty child can never block on it. The child leads its own session and
+    process group. A command that cannot be started (missing, a directory, not
+    executable, bad working directory) raises SpawnError with one line naming
+    it.
+
+Credential scrub
+    Every spawn gets ``scrub_env(env)``. A variable is dropped when its name,
+    compared upper-cased, is listed in CREDENTIAL_VARS or ends in one of
+    CREDENTIAL_SUFFIXES (``_TOKEN``, ``_PASSWORD``, ``_SECRET``,
+    ``_API_KEY``). Everything else passes through unchanged. The suite must be
+    servable with no credentials at all (PROTOCOL.md 7.11, 7.12, B.2).
+
+Finding the tree
+    Each spawn carries a unique marker in its environment
+    (``FORGE_SPAWN_TAG=<uuid4>``), which descendants inherit. ``tree()`` is the
+    child, its descendants by parentage (and theirs), every process whose
+    environment carries the marker -- this finds a grandchild that called
+    setsid() and was reparented when its parent died -- and every process an
+    earlier scan saw that is still the same process (psutil guards against pid
+    reuse). A descendant that wipes its environment *and* escapes parentage
+    before any scan sees it cannot be found; nothing portable can.
+
+Stopping
+    ``stop()`` closes stdin, waits a short grace for the child to exit, sends
+    SIGTERM to the group and to every process of the tree, waits briefly, then
+    ``kill()``. ``kill()`` sends SIGKILL to the group and to every process of
+    the tree at once, rescans until nothing is left (bounded by
+    KILL_DEADLINE_S), then reaps the child. Both are idempotent, never raise
+    for processes already gone, and are bounded in time. Waiting for exits
+    uses pidfds (poll wakes when a process exits) where the kernel has them.
+
+The parent's pipe fds: stdin is closed by close_stdin()/stop()/kill(); stdout
+stays open after stop()/kill() so a reader still sees the remaining output and
+EOF, and is closed by close(), which the owner calls once its reader is done.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+import uuid
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import psutil
+
+from wire.errors import SpawnError
+
+MARKER_VAR = "FORGE_SPAWN_TAG"
+
+# Named explicitly because they do not all match the suffix rule, and so the
+# list reads as documentation of what the suite considers a credential.
+CREDENTIAL_VARS = frozenset(
+    {
+        "FORGE_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GH_ENTERPRISE_TOKEN",
+        "GITHUB_ENTERPRISE_TOKEN",
+        "GITHUB_PAT",
+        "GITLAB_TOKEN",
+        "GITLAB_PRIVATE_TOKEN",
+        "GL_TOKEN",
+        "CI_JOB_TOKEN",
+        "GITEA_TOKEN",
+        "FORGEJO_TOKEN",
+        "CODEBERG_TOKEN",
+        "BITBUCKET_TOKEN",
+        "BITBUCKET_APP_PASSWORD",
+        "BITBUCKET_ACCESS_TOKEN",
+        # Channels through which a child could still reach credentials.
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "SSH_AUTH_SOCK",
+    }
+)
+CREDENTIAL_SUFFIXES = ("_TOKEN", "_PASSWORD", "_SECRET", "_API_KEY")
+
+STOP_GRACE_S = 0.5  # stdin closed -> time to exit on its own
+TERM_GRACE_S = 0.5  # SIGTERM -> time to exit before SIGKILL
+KILL_DEADLINE_S = 2.0  # SIGKILL rounds + reaping; normally over at once
+_FALLBACK_POLL_S = 0.01  # exit polling step, only where pidfds are missing
+
+
+def is_credential_var(name: str) -> bool:
+    upper = name.upper()
+    return upper in CREDENTIAL_VARS or upper.endswith(CREDENTIAL_SUFFIXES)
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``env`` without credential variables (see module docstring)."""
+    return {k: v for k, v in env.items() if not is_credential_var(k)}
+
+
+def describe_returncode(returncode: int | None) -> str | None:
+    """``"exited with code 3"``, ``"killed by signal SIGKILL"``; None while running."""
+    if returncode is None:
+        return None
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = str(-returncode)
+        return f"killed by signal {name}"
+    return f"exited with code {returncode}"
+
+
+@dataclass(frozen=True)
+class InetSocket:
+    """One AF_INET/AF_INET6 socket of a process of the tree."""
+
+    pid: int
+    family: int
+    type: int
+    laddr: tuple  # (ip, port) or ()
+    raddr: tuple  # (ip, port) or () when unconnected
+    status: str
+
+
+class Child:
+    """A spawned command and everything it started. Build with ``Child.spawn``."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen,
+        argv: list[str],
+        env: dict[str, str],
+        cwd,
+        tag: str,
+        stderr_path: Path | None,
+        stderr_start: int,
+    ):
+        self._proc = proc
+        self.pid: int = proc.pid
+        self.argv = argv
+        self.env = env  # exactly what the child got, marker included
+        self.cwd = cwd
+        self.tag = tag
+        self.stderr_path = stderr_path
+        self._stderr_start = stderr_start  # this spawn's stderr starts here
+        self.stdout_fd: int = proc.stdout.fileno()
+        # Not reaped yet, so the pid is still ours: both handles are safe.
+        self._ps = psutil.Process(proc.pid)
+        self._pidfd = _pidfd_open(proc.pid)
+        self._pidfd_finalizer = (
+            weakref.finalize(self, os.close, self._pidfd) if self._pidfd is not None else None
+        )
+        self._seen: dict[int, psutil.Process] = {proc.pid: self._ps}
+        self._lock = threading.RLock()  # tree bookkeeping, stop/kill/close
+        self._stdin_lock = threading.Lock()
+        self._writers = 0
+        self._stdin_closing = False
+        self._closed = False
+
+    # ----------------------------------------------------------------- spawn
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str | os.PathLike],
+        *,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike | None = None,
+        stderr_path: str | os.PathLike | None = None,
+    ) -> "Child":
+        """Start ``argv``; ``env=None`` means this process's environment.
+        Either way it is scrubbed and marked. Raises SpawnError."""
+        argv = [os.fspath(a) for a in argv]
+        if not argv or not argv[0]:
+            raise SpawnError("cannot start adapter: the command is empty")
+        command = argv[0]
+        child_env = scrub_env(os.environ if env is None else env)
+        tag = uuid.uuid4().hex
+        child_env[MARKER_VAR] = tag
+
+        err_file = None
+        stderr_start = 0
+        path = Path(stderr_path) if stderr_path is not None else None
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                err_file = open(path, "ab")
+                stderr_start = os.fstat(err_file.fileno()).st_size
+            except OSError as exc:
+                raise SpawnError(
+                    f"cannot start adapter {command!r}: cannot open its stderr file "
+                    f"{os.fspath(path)!r}: {_reason(exc)}"
+                ) from None
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err_file if err_file is not None else subprocess.DEVNULL,
+                env=child_env,
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+                bufsize=0,
+            )
+        except OSError as exc:
+            raise SpawnError(_spawn_message(command, cwd, child_env, exc)) from None
+        finally:
+            if err_file is not None:
+                err_file.close()  # the child has its own copy
+        return cls(proc, argv, child_env, cwd, tag, path, stderr_start)
+
+    # ----------------------------------------------------------------- stdin
+
+    def write(self, data: bytes) -> None:
+        """Write all of ``data`` to the child's stdin (unbuffered, so nothing
+        to flush). Raises BrokenPipeError/OSError to the caller. Not for
+        concurrent callers: the owner serialises writes."""
+        with self._stdin_lock:
+            if self._stdin_closing or self._proc.stdin is None or self._proc.stdin.closed:
+                raise BrokenPipeError(errno.EPIPE, "stdin of the child is closed")
+            self._writers += 1
+            fd = self._proc.stdin.fileno()
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            with self._stdin_lock:
+                self._writers -= 1
+                if self._stdin_closing and self._writers == 0:
+                    self._proc.stdin.close()
+
+    def close_stdin(self) -> None:
+        """Close the parent's end of stdin. A write blocked on a full pipe at
+        this moment keeps the fd until it returns (closing under it could hand
+        its fd number to someone else); it is closed right after."""
+        with self._stdin_lock:
+            self._stdin_closing = True
+            if self._writers == 0 and self._proc.stdin is not None:
+                try:
+                    self._proc.stdin.close()
+                except OSError:
+                    pass
+
+    # ------------------------------------------------------------ exit state
+
+    def poll(self) -> int | None:
+        return self._proc.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The return code once the child has exited (and is reaped), or None
+        if it is still running after ``timeout`` seconds."""
+        rc = self._proc.poll()
+        if rc is not None:
+            return rc
+        if self._pidfd is not None:
+            poller = select.poll()
+            poller.register(self._pidfd, select.POLLIN)
+            if not poller.poll(None if timeout is None else max(0.0, timeout) * 1000):
+                return self._proc.poll()
+            timeout = KILL_DEADLINE_S  # it has exited: only the reap is left
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def exit_description(self) -> str | None:
+        return describe_returncode(self.poll())
+
+    # --------------------------------------------------------------- the tree
+
+    def tree(self) -> list[psutil.Process]:
+        """The child (while not reaped), its descendants, every process
+        carrying this spawn's marker and their descendants, and every process
+        an earlier scan found that still exists. The child comes first."""
+        with self._lock:
+            found: dict[int, psutil.Process] = {}
+
+            def add_with_descendants(proc: psutil.Process) -> None:
+                found.setdefault(proc.pid, proc)
+                try:
+                    for kid in proc.children(recursive=True):
+                        found.setdefault(kid.pid, kid)
+                except psutil.Error:
+                    pass
+
+            if self._ps.is_running():
+                add_with_descendants(self._ps)
+            me = os.getpid()
+            for proc in psutil.process_iter(["environ"], ad_value=None):
+                if proc.pid == me or proc.pid in found:
+                    continue
+                environ = proc.info.get("environ")
+                if environ and environ.get(MARKER_VAR) == self.tag:
+                    add_with_descendants(proc)
+            for pid, proc in list(self._seen.items()):
+                if pid not in found and proc.is_running():
+                    found[pid] = proc
+            # Remember them all: one that later wipes its marker and gets
+            # reparented stays findable. Processes gone for good are dropped.
+            self._seen = {pid: proc for pid, proc in found.items()}
+            self._seen.setdefault(self.pid, self._ps)
+            return sorted(found.values(), key=lambda p: (p.pid != self.pid, p.pid))
+
+    def survivors(self) -> list[psutil.Process]:
+        """Processes of the tree still alive (zombies count as dead): after
+        stop()/kill() these are leaks."""
+        return [p for p in self.tree() if _alive(p)]
+
+    def inet_sockets(self) -> list[InetSocket]:
+        """A snapshot of the AF_INET/AF_INET6 sockets of every process of the tree."""
+        sockets: list[InetSocket] = []
+        for proc in self.tree():
+            getter = getattr(proc, "net_connections", None) or proc.connections
+            try:
+                conns = getter(kind="inet")
+            except psutil.Error:  # vanished, zombie, or not ours to see
+                continue
+            for conn in conns:
+                sockets.append(
+                    InetSocket(
+                        pid=proc.pid,
+                        family=conn.family,
+                        type=conn.type,
+                        laddr=tuple(conn.laddr) if conn.laddr else (),
+                        raddr=tuple(conn.raddr) if conn.raddr else (),
+                        status=conn.status,
+                    )
+                )
+        return sockets
+
+    # --------------------------------------------------------------- stopping
+
+    def kill(self) -> None:
+        """Like the host on exit: SIGKILL the group and the whole tree at once,
+        rescan until nothing is left, reap the child. Idempotent."""
+        with self._lock:
+            deadline = time.monotonic() + KILL_DEADLINE_S
+            while True:
+                procs = self.tree()
+                live = [p for p in procs if _alive(p)]
+                if not live:
+                    break
+                self._signal_group(signal.SIGKILL, procs)
+                _signal_each(live, signal.SIGKILL)
+                if _wait_gone(live, deadline) or time.monotonic() >= deadline:
+                    break
+            self._reap(deadline)
+            self.close_stdin()
+
+    def stop(self, grace_s: float = STOP_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
+        """Close stdin, allow ``grace_s`` to exit, SIGTERM the group and the
+        tree, allow ``term_grace_s``, then kill(). Idempotent; bounded by
+        about grace_s + term_grace_s + KILL_DEADLINE_S."""
+        with self._lock:
+            self.close_stdin()
+            self.wait(grace_s)
+            procs = self.tree()
+            live = [p for p in procs if _alive(p)]
+            if live:
+                self._signal_group(signal.SIGTERM, procs)
+                _signal_each(live, signal.SIGTERM)
+                _wait_gone(live, time.monotonic() + term_grace_s)
+            self.kill()
+
+    def close(self) -> None:
+        """kill() if needed, then release the parent's fds. Call once the
+        reader of stdout_fd is done with it. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self.kill()
+            self._closed = True
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            if self._pidfd_finalizer is not None:
+                self._pidfd_finalizer()
+
+    def __enter__(self) -> "Child":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = self.exit_description() or "running"
+        return f"<Child pid={self.pid} {self.argv[0]!r} {state}>"
+
+    # ---------------------------------------------------------------- stderr
+
+    def stderr_tail(self, n_bytes: int = 2000) -> str:
+        """The last ``n_bytes`` this spawn wrote to its stderr file (nothing
+        from earlier spawns appending to the same file); "" without a file."""
+        if self.stderr_path is None:
+            return ""
+        try:
+            with open(self.stderr_path, "rb") as f:
+                end = f.seek(0, os.SEEK_END)
+                start = max(self._stderr_start, end - max(0, n_bytes))
+                f.seek(start)
+                data = f.read(end - start)
+        except OSError:
+            return ""
+        if start > self._stderr_start:
+            # Cut mid-character: drop the orphaned UTF-8 continuation bytes.
+            skip = 0
+            while skip < 3 and skip < len(data) and 0x80 <= data[skip] <= 0xBF:
+                skip += 1
+            data = data[skip:]
+        return data.decode("utf-8", errors="backslashreplace")
+
+    # --------------------------------------------------------------- helpers
+
+    def _signal_group(self, sig: int, procs: list[psutil.Process]) -> None:
+        # While the child is unreaped its pid (the group id) cannot be reused.
+        # Once reaped, the id stays reserved only while a member lives, so
+        # signal the group only if a process we know is still in it.
+        if self._proc.returncode is not None and not any(
+            _pgid(p.pid) == self.pid for p in procs
+        ):
+            return
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _reap(self, deadline: float) -> None:
+        self.wait(max(0.0, deadline - time.monotonic()))
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _pidfd_open(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # includes ZombieProcess
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
+def _signal_each(procs: list[psutil.Process], sig: int) -> None:
+    for proc in procs:
+        try:
+            proc.send_signal(sig)  # psutil refuses if the pid was reused
+        except psutil.Error:
+            pass
+
+
+def _wait_gone(procs: list[psutil.Process], deadline: float) -> list[psutil.Process]:
+    """Wait until every process has exited (a zombie has) or the deadline
+    passes; return those still alive. Works for non-children too."""
+    pending = [p for p in procs if _alive(p)]
+    fds: dict[int, psutil.Process] = {}
+    poller = select.poll()
+    try:
+        for proc in pending:
+            fd = _pidfd_open(proc.pid)
+            if fd is None:
+                continue
+            fds[fd] = proc
+            poller.register(fd, select.POLLIN)
+        covered = {proc.pid for proc in fds.values()}
+        while True:
+            pending = [p for p in pending if _alive(p)]
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                return pending
+            if all(p.pid in covered for p in pending):
+                for fd, _ in poller.poll(remaining * 1000):
+                    poller.unregister(fd)
+            else:
+                time.sleep(min(_FALLBACK_POLL_S, remaining))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+_REASONS = {
+    errno.ENOENT: "no such file or directory",
+    errno.EACCES: "permission denied (not executable)",
+    errno.ENOEXEC: "not an executable format (a script without a #! line?)",
+    errno.ENOTDIR: "a component of the path is not a directory",
+    errno.ELOOP: "too many levels of symbolic links",
+    errno.ETXTBSY: "the file is busy (still being written?)",
+}
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno in _REASONS:
+        return _REASONS[exc.errno]
+    text = exc.strerror or str(exc)
+    return text[:1].lower() + text[1:]
+
+
+def _spawn_message(command: str, cwd, env: Mapping[str, str], exc: OSError) -> str:
+    head = f"cannot start adapter {command!r}"
+    filename = os.fspath(exc.filename) if exc.filename is not None else None
+    if cwd is not None and filename == os.fspath(cwd) and filename != command:
+        return f"{head}: working directory {os.fspath(cwd)!r}: {_reason(exc)}"
+    resolved = _resolve(command, cwd, env)
+    if exc.errno == errno.EACCES and resolved is not None and os.path.isdir(resolved):
+        return f"{head}: is a directory"
+    if exc.errno == errno.ENOENT and "/" not in command:
+        return f"{head}: no such file or directory (not found on PATH)"
+    return f"{head}: {_reason(exc)}"
+
+
+def _resolve(command: str, cwd, env: Mapping[str, str]) -> str | None:
+    """Where exec would have looked for ``command`` (the first existing path)."""
+    if "/" in command:
+        return os.path.join(os.fspath(cwd), command) if cwd is not None else command
+    for directory in os.get_exec_path(env):
+        candidate = os.path.join(directory, command)
+        if os.path.exists(candidate):
+            return candidate
+    return None
