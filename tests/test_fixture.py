@@ -1,0 +1,414 @@
+"""Self-tests of the canonical fixture: manifest, builders, catalog, materialization.
+
+Every catalog value is proved true of the fixture here (from the bytes and
+from git itself), so a case that relies on a name relies on a checked fact.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fixture import (FIXTURE_ROOT, GIT_MISSING_REASON, FixtureError, git_available,
+                     materialize, verify_manifest)
+from fixture import build_vcs, build_wide
+from fixture import catalog as cat
+
+# `fixture.materialize` is the re-exported function; the module is reached this way.
+mat = importlib.import_module("fixture.materialize")
+
+REPO_ROOT = FIXTURE_ROOT.parent
+needs_git = pytest.mark.skipif(not git_available(), reason=GIT_MISSING_REASON)
+TERMS = (cat.TERM_LINE, cat.TERM_PATHONLY, cat.TERM_MANY_ALPHA, cat.TERM_WIDE)
+
+
+@pytest.fixture(scope="module")
+def copy():
+    with materialize() as m:
+        yield m
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file under root (skipping .git), by root-relative POSIX path."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = Path(dirpath) / name
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+def snapshot(root: Path) -> dict[str, tuple]:
+    """Content hash, mode and mtime of every file and dir (not __pycache__)."""
+    snap = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in dirnames:
+            snap[os.path.relpath(os.path.join(dirpath, name), root) + "/"] = ()
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            with open(path, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+            snap[os.path.relpath(path, root)] = (digest, st.st_mode, st.st_mtime_ns)
+    return snap
+
+
+def fixture_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "fixture"
+    shutil.copytree(FIXTURE_ROOT, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+# -- manifest ----------------------------------------------------------------
+
+def test_manifest_matches_the_fixture():
+    verify_manifest()
+    assert (FIXTURE_ROOT / mat.MANIFEST).read_text(encoding="utf-8") == mat.manifest_text(), \
+        "MANIFEST.sha256 is not the sorted, complete manifest of the fixture"
+
+
+@pytest.mark.parametrize("edit", ["flip-byte", "delete", "add", "vcs-input"])
+def test_manifest_names_the_edited_file(tmp_path, edit):
+    root = fixture_copy(tmp_path)
+    verify_manifest(root)   # the untouched copy verifies
+    rel = {"flip-byte": f"{cat.ALPHA}/{cat.TERM_LINE_PATH}", "delete": f"{cat.BETA}/README.md",
+           "add": f"{cat.ALPHA}/src/stray.rs", "vcs-input": "vcs-inputs/blobs/lib-2.rs"}[edit]
+    target = root / rel
+    if edit == "delete":
+        target.unlink()
+    elif edit == "add":
+        target.write_text("fn stray() {}\n")
+    else:
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        target.write_bytes(bytes(data))
+    with pytest.raises(FixtureError, match=re.escape(rel)):
+        verify_manifest(root)
+
+
+def test_manifest_rejects_a_committed_generated_file(tmp_path):
+    root = fixture_copy(tmp_path)
+    (root / cat.ALPHA / cat.ALPHA_BIG).write_bytes(mat.big_bin_bytes())
+    with pytest.raises(FixtureError, match="generated at materialization"):
+        verify_manifest(root)
+
+
+def test_materialize_refuses_an_edited_fixture_and_leaves_nothing(tmp_path):
+    root = fixture_copy(tmp_path)
+    (root / "FAULTS.json").write_text("{}\n")
+    parent = tmp_path / "out"
+    parent.mkdir()
+    with pytest.raises(FixtureError, match="FAULTS.json"):
+        materialize(parent, root=root)
+    assert list(parent.iterdir()) == []
+
+
+def test_maintainer_command_verifies():
+    proc = subprocess.run([sys.executable, "-m", "fixture"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- the vcs builder ---------------------------------------------------------
+
+@needs_git
+def test_vcs_build_is_deterministic_and_matches_the_pins(tmp_path):
+    first = build_vcs.build(tmp_path / "one")
+    second = build_vcs.build(tmp_path / "two")
+    assert first.pins() == second.pins()
+    assert first.pins() == build_vcs.load_pins(), \
+        "commit ids differ from fixture/vcs-inputs/pinned.json (see FIXTURES.md, 'Pins')"
+    for ref, oid in first.refs.items():
+        assert git(first.path, "rev-parse", ref).strip() == oid
+
+
+def test_pins_are_written_in_fixtures_md():
+    text = (REPO_ROOT / "FIXTURES.md").read_text(encoding="utf-8")
+    pins = build_vcs.load_pins()
+    for label, oid in {**pins["commits"], **pins["refs"]}.items():
+        assert oid in text, f"FIXTURES.md lacks the pin of {label} ({oid})"
+
+
+def test_every_vcs_blob_is_used():
+    steps = build_vcs.load_steps()["steps"]
+    used = {c["blob"] for s in steps for c in s.get("changes", []) if "blob" in c}
+    present = {p.name for p in (build_vcs.INPUTS / build_vcs.BLOBS_DIR).iterdir()}
+    assert used == present
+
+
+@pytest.fixture(scope="module")
+def vcs(copy):
+    if not copy.vcs_built:
+        pytest.skip(copy.vcs_skip_reason)
+    return copy.path / cat.VCS
+
+
+def show(repo: Path, ref: str, path: str) -> bytes:
+    return subprocess.run(["git", "show", f"{ref}:{path}"], cwd=repo, check=True,
+                          capture_output=True).stdout
+
+
+def test_vcs_ends_clean_on_main_with_both_branches(vcs):
+    assert git(vcs, "symbolic-ref", "HEAD").strip() == f"refs/heads/{cat.VCS_DEFAULT_BRANCH}"
+    assert git(vcs, "status", "--porcelain", "--untracked-files=all") == ""
+    branches = set(git(vcs, "for-each-ref", "--format=%(refname:short)", "refs/heads").split())
+    assert branches == {cat.VCS_DEFAULT_BRANCH, cat.VCS_FEATURE_BRANCH}
+
+
+def test_vcs_tags_one_light_one_annotated(vcs):
+    assert git(vcs, "cat-file", "-t", f"refs/tags/{cat.VCS_LIGHT_TAG}").strip() == "commit"
+    assert git(vcs, "cat-file", "-t", f"refs/tags/{cat.VCS_ANNOTATED_TAG}").strip() == "tag"
+    assert git(vcs, "cat-file", "-t", f"{cat.VCS_ANNOTATED_TAG}^{{commit}}").strip() == "commit"
+
+
+def test_vcs_branches_diverge_both_ways_at_the_fork(vcs):
+    main, feature = cat.VCS_DEFAULT_BRANCH, cat.VCS_FEATURE_BRANCH
+    fork = git(vcs, "merge-base", main, feature).strip()
+    # main advanced past the fork; feature kept the fork's bytes
+    assert show(vcs, main, cat.VCS_MAIN_ADVANCED) != show(vcs, feature, cat.VCS_MAIN_ADVANCED)
+    assert show(vcs, feature, cat.VCS_MAIN_ADVANCED) == show(vcs, fork, cat.VCS_MAIN_ADVANCED)
+    # feature rewrote a file at the fork; main kept the fork's bytes
+    assert show(vcs, main, cat.VCS_FEATURE_REWRITTEN) != show(vcs, feature, cat.VCS_FEATURE_REWRITTEN)
+    assert show(vcs, main, cat.VCS_FEATURE_REWRITTEN) == show(vcs, fork, cat.VCS_FEATURE_REWRITTEN)
+    assert show(vcs, main, cat.VCS_SAME_BOTH) == show(vcs, feature, cat.VCS_SAME_BOTH)
+
+
+def test_vcs_file_touched_by_exactly_three_commits_on_main(vcs):
+    log = git(vcs, "rev-list", cat.VCS_DEFAULT_BRANCH, "--", cat.VCS_THREE_COMMITS).split()
+    assert len(log) == 3
+
+
+def test_vcs_blame_has_two_authors_in_separate_ranges(vcs):
+    porcelain = git(vcs, "blame", "--line-porcelain", cat.VCS_DEFAULT_BRANCH, "--",
+                    cat.VCS_BLAME_TWO_AUTHORS)
+    authors = [line[len("author "):] for line in porcelain.splitlines()
+               if line.startswith("author ")]
+    runs = [a for i, a in enumerate(authors) if i == 0 or a != authors[i - 1]]
+    assert len(set(authors)) == 2 and len(runs) >= 3 and runs[0] == runs[-1], runs
+
+
+def test_vcs_has_what_repo_commit_needs(vcs):
+    main = cat.VCS_DEFAULT_BRANCH
+    assert len(git(vcs, "rev-list", "--max-parents=0", main).split()) == 1
+    merges = git(vcs, "rev-list", "--merges", main).split()
+    assert len(merges) == 1
+    merge = merges[0]
+    first, second = git(vcs, "rev-parse", f"{merge}^1", f"{merge}^2").split()
+    assert git(vcs, "diff", "--name-only", first, merge) != git(vcs, "diff", "--name-only", second, merge), \
+        "the merge's first-parent diff must differ from its second-parent diff"
+    raw = git(vcs, "log", "--first-parent", "-M", "--raw", "--numstat", "--format=@%H", main)
+    old, new = cat.VCS_RENAMED
+    assert re.search(rf"^:100644 100644 (\w+) \1 R100\t{re.escape(old)}\t{re.escape(new)}$", raw, re.M)
+    assert re.search(rf"^:100644 000000 \w+ 0+ D\t{re.escape(cat.VCS_DELETED)}$", raw, re.M)
+    modified = git(vcs, "log", "--first-parent", "--diff-filter=M", "--format=%H", main, "--",
+                   cat.VCS_BINARY_CHANGED).split()
+    assert len(modified) == 1 and git(vcs, "show", "--numstat", "--format=", modified[0], "--",
+                                      cat.VCS_BINARY_CHANGED).startswith("-\t-\t"), "no binary change"
+    assert re.search(rf"^:100644 100755 (\w+) \1 M\t{re.escape(cat.VCS_MODE_CHANGED)}$", raw, re.M), \
+        "no mode-only change"
+
+
+def test_vcs_has_the_url_hostile_names_at_both_branches(vcs):
+    for branch in (cat.VCS_DEFAULT_BRANCH, cat.VCS_FEATURE_BRANCH):
+        names = set(git(vcs, "ls-tree", "-r", "-z", "--name-only", branch).split("\0"))
+        assert set(cat.VCS_ESCAPE_PATHS) <= names, branch
+    contents = {show(vcs, cat.VCS_DEFAULT_BRANCH, p) for p in cat.VCS_ESCAPE_PATHS}
+    assert len(contents) == len(cat.VCS_ESCAPE_PATHS)
+
+
+def test_vcs_dates_carry_non_utc_offsets(vcs):
+    offsets = {line.split()[-1] for line in git(vcs, "log", "--all", "--format=%ai").splitlines()}
+    assert any(o.startswith("+") and o != "+0000" for o in offsets), offsets
+    assert any(o.startswith("-") for o in offsets), offsets
+
+
+# -- wide --------------------------------------------------------------------
+
+def test_wide_is_wide(copy):
+    wide = copy.path / cat.WIDE
+    assert len(os.listdir(wide / cat.WIDE_BIG_DIR)) > 1000
+    files = files_of(wide)
+    entries = len(files) + sum(len(d) for _, d, _ in os.walk(wide))
+    assert entries >= 3000
+    # more than a backend page (100) and than the host's render budget (500)
+    assert sum(cat.TERM_WIDE.encode() in data for data in files.values()) > 500
+    listing = "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
+    assert hashlib.sha256(listing.encode()).hexdigest() == build_wide.digest()
+
+
+# -- alpha, beta, terms ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def everything(copy) -> dict[str, bytes]:
+    """All content a search could see: every repo of the copy plus all vcs history inputs."""
+    found = {f"{repo}/{rel}": data for repo in (cat.ALPHA, cat.BETA, cat.WIDE, cat.VCS)
+             for rel, data in files_of(copy.path / repo).items()}
+    found.update({f"vcs-inputs/{rel}": data
+                  for rel, data in files_of(FIXTURE_ROOT / "vcs-inputs").items()})
+    return found
+
+
+def holders(everything: dict[str, bytes], term: str) -> tuple[set[str], set[str]]:
+    """(paths whose content contains term, paths whose name contains it), case-insensitively."""
+    in_content = {p for p, data in everything.items() if term.encode() in data.lower()}
+    in_path = {p for p in everything if term in p.lower()}
+    return in_content, in_path
+
+
+def test_terms_are_single_lower_case_words():
+    for term in TERMS:
+        assert re.fullmatch(r"[a-z]+", term), term
+    assert len(set(TERMS)) == len(TERMS)
+
+
+def test_term_line_is_in_one_file_once_not_on_line_one(everything):
+    content, paths = holders(everything, cat.TERM_LINE)
+    assert content == {f"{cat.ALPHA}/{cat.TERM_LINE_PATH}"} and not paths
+    lines = everything[f"{cat.ALPHA}/{cat.TERM_LINE_PATH}"].split(b"\n")
+    hits = [n for n, line in enumerate(lines, 1) if cat.TERM_LINE.encode() in line.lower()]
+    assert len(hits) == 1 and hits[0] > 1, hits
+
+
+def test_term_pathonly_is_in_one_name_and_no_content(everything):
+    content, paths = holders(everything, cat.TERM_PATHONLY)
+    assert not content and paths == {f"{cat.ALPHA}/{cat.TERM_PATHONLY_PATH}"}
+
+
+def test_term_many_alpha_is_in_many_alpha_files_only(everything):
+    content, paths = holders(everything, cat.TERM_MANY_ALPHA)
+    assert len(content) >= 6 and all(p.startswith(f"{cat.ALPHA}/") for p in content)
+    assert not paths
+
+
+def test_term_wide_is_in_wide_only(everything):
+    content, paths = holders(everything, cat.TERM_WIDE)
+    assert len(content) > 100 and all(p.startswith(f"{cat.WIDE}/") for p in content)
+    assert not paths
+
+
+def test_alpha_has_the_special_files(copy):
+    alpha = copy.path / cat.ALPHA
+    big = (alpha / cat.ALPHA_BIG).read_bytes()
+    assert 2**20 < len(big) < 2 * 2**20 and big == mat.big_bin_bytes()
+    binary = (alpha / cat.ALPHA_BINARY).read_bytes()
+    assert b"\0" in binary and len(binary) < 4096
+    assert (alpha / cat.ALPHA_EMPTY).stat().st_size == 0
+    assert not cat.ALPHA_UNICODE.isascii() and (alpha / cat.ALPHA_UNICODE).is_file()
+    a, b = cat.ALPHA_TWINS
+    assert a != b and (alpha / a).read_bytes() == (alpha / b).read_bytes()
+    for path in cat.ALPHA_ESCAPE_PATHS:
+        assert (alpha / path).is_file(), path
+    for char in " #?%+":
+        assert any(char in path for path in cat.ALPHA_ESCAPE_PATHS), repr(char)
+    assert any(p.startswith("src/") and p.count("/") >= 2 for p in files_of(alpha)), \
+        "src/ has no nested dir"
+    # every other file's bytes are unique: the twins are the only sharing pair
+    counts = Counter(files_of(alpha).values())
+    assert [n for n in counts.values() if n > 1] == [2]
+
+
+def test_beta_holds_notes_only(copy):
+    names = files_of(copy.path / cat.BETA)
+    assert len(names) >= 2 and all(n.endswith(".md") for n in names)
+
+
+def test_faults_json_is_the_contract(copy):
+    faults = json.loads((copy.path / "FAULTS.json").read_text(encoding="utf-8"))
+    assert faults == {"denied": {"kind": "auth"},
+                      "throttled": {"kind": "rate_limited", "retry_after_s": 37},
+                      "broken": {"kind": "provider"}}
+    assert {name: f["kind"] for name, f in faults.items()} == cat.FAULT_REPOS
+
+
+# -- materialization ---------------------------------------------------------
+
+def test_materialized_copy_holds_only_the_contract_layout(copy):
+    expected = {cat.ALPHA, cat.BETA, cat.WIDE, "FAULTS.json"} | ({cat.VCS} if copy.vcs_built else set())
+    assert set(os.listdir(copy.path)) == expected
+    assert copy.path.name.startswith("forge-fixture-")
+
+
+def test_without_git_the_vcs_repo_is_skipped_with_the_reason(tmp_path, monkeypatch):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert not git_available()
+    with materialize(tmp_path) as m:
+        assert (m.vcs_built, m.vcs_skip_reason) == (False, GIT_MISSING_REASON)
+        assert not (m.path / cat.VCS).exists()
+        assert (m.path / cat.ALPHA / cat.ALPHA_BIG).is_file()
+
+
+def test_build_vcs_false_skips_with_a_reason(tmp_path):
+    with materialize(tmp_path, build_vcs=False) as m:
+        assert not m.vcs_built and m.vcs_skip_reason
+        assert not (m.path / cat.VCS).exists()
+
+
+def test_materialize_and_cleanup_never_write_the_repo_fixture(tmp_path):
+    before = snapshot(FIXTURE_ROOT)
+    with materialize(tmp_path) as m:
+        for rel in files_of(m.path / cat.ALPHA):
+            target = m.path / cat.ALPHA / rel
+            assert target.stat().st_nlink == 1, f"{rel} is a hard link"
+            assert not target.is_symlink()
+            with open(target, "ab") as fh:   # what FC-011 does to its copy
+                fh.write(b"mutated\n")
+        locked = m.path / cat.BETA / "notes"  # cleanup must cope with read-only trees
+        os.chmod(locked / "ideas.md", 0o444)
+        os.chmod(locked, 0o555)
+    assert not m.path.exists() and list(tmp_path.iterdir()) == []
+    m.cleanup()   # idempotent
+    assert snapshot(FIXTURE_ROOT) == before
+
+
+def test_materialize_is_fast(tmp_path):
+    # Target: < 1 s (about 0.3 s on a healthy disk). Creating thousands of files is
+    # bound by the disk, so the check is judged against this disk's own speed at
+    # creating as many small files, plus a fixed second for everything else.
+    start = time.perf_counter()
+    with materialize(tmp_path) as m:
+        elapsed = time.perf_counter() - start
+        count = sum(len(names) for _, _, names in os.walk(m.path))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    start = time.perf_counter()
+    for n in range(count):
+        (bench / f"f{n}").write_bytes(b"x\n")
+    floor = time.perf_counter() - start
+    assert elapsed < 2 * floor + 1.0, \
+        f"materialize took {elapsed:.2f}s; creating {count} files here takes {floor:.2f}s"
+
+
+def test_fixture_package_is_stdlib_only():
+    allowed = set(sys.stdlib_module_names) | {"fixture", "__future__"}
+    for source in FIXTURE_ROOT.glob("*.py"):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{source.name} imports {name}"
