@@ -15,7 +15,8 @@ import psutil
 import pytest
 
 from wire.errors import SpawnError
-from wire.process import MARKER_VAR, Child, scrub_env
+from wire.process import (MARKER_VAR, STDERR_JOIN_S, STDERR_KEEP_HEAD, STDERR_KEEP_TAIL,
+                          Child, scrub_env)
 
 PROGRAM = Path(__file__).parent / "programs" / "proc_child.py"
 EVENT_TIMEOUT_S = 5.0  # upper bound for something that normally takes milliseconds
@@ -291,6 +292,18 @@ def test_no_fd_leak():
 # ------------------------------------------------------------------ stderr
 
 
+NOTE_MAX = 200  # generous bound on the one-line "not kept" note
+
+
+def stderr_lines(count: int) -> bytes:
+    """The bytes proc_child.py's ``stderr-lines count`` writes."""
+    return b"".join(b"%09d " % i + b"s" * 53 + b"\n" for i in range(count))
+
+
+def drain_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("forge-stderr-")]
+
+
 def test_chatty_stderr_goes_to_the_file_and_never_blocks(tmp_path):
     path = tmp_path / "logs" / "adapter.stderr"
     with Child.spawn(child_argv("chatty", "8"), env=os.environ, stderr_path=path) as child:
@@ -298,9 +311,114 @@ def test_chatty_stderr_goes_to_the_file_and_never_blocks(tmp_path):
         child.write(b"still responsive\n")
         read_until(child.stdout_fd, b"still responsive\n")
         child.stop()
-        assert path.stat().st_size >= 8 * 2**20
+        kept = path.read_bytes()
+        assert kept.startswith(b"e" * 1000)
+        assert STDERR_KEEP_HEAD < len(kept) <= STDERR_KEEP_HEAD + NOTE_MAX
         tail = child.stderr_tail(40)
         assert tail.endswith("eee\ntail \\xff end\n") and len(tail) <= 40 + 3
+
+
+def test_a_50_mb_stderr_flood_is_drained_and_kept_bounded(tmp_path):
+    """50 MiB of stderr: the child never blocks, the file keeps the head plus
+    one note, stderr_tail is the true tail, and the drop count is exact."""
+    count = 50 * 2**20 // 64
+    expected = stderr_lines(count)
+    path = tmp_path / "flood.stderr"
+    with Child.spawn(child_argv("stderr-lines", str(count)), env=os.environ,
+                     stderr_path=path) as child:
+        # All 50 MiB went out while the test only waited on stdout.
+        out = read_until(child.stdout_fd, b"\n", timeout=4 * EVENT_TIMEOUT_S)
+        assert out == b"wrote %d\n" % len(expected)
+        child.write(b"still responsive\n")
+        read_until(child.stdout_fd, b"still responsive\n")
+
+        # Nothing written before the call is missed, with no waiting.
+        assert child.stderr_bytes == len(expected)
+        assert child.stderr_dropped == len(expected) - STDERR_KEEP_HEAD
+        assert child.stderr_tail(1000) == expected[-1000:].decode()
+        assert child.stderr_tail(10 * STDERR_KEEP_TAIL) == expected[-STDERR_KEEP_TAIL:].decode()
+        assert path.stat().st_size == STDERR_KEEP_HEAD  # no note while it runs
+
+        child.stop()
+        kept = path.read_bytes()
+        assert kept[:STDERR_KEEP_HEAD] == expected[:STDERR_KEEP_HEAD]
+        note = kept[STDERR_KEEP_HEAD:]
+        assert len(note) <= NOTE_MAX and note.count(b"\n") == 1 and note.endswith(b"\n")
+        dropped = len(expected) - STDERR_KEEP_HEAD
+        assert note.startswith(b"[forge-conformance: 49.0 MiB of stderr not kept")
+        assert b"(%d bytes after the first 1.0 MiB)" % dropped in note
+        assert child.stderr_tail(1000) == expected[-1000:].decode()  # still there after stop
+    assert path.read_bytes() == kept  # close() adds nothing more
+
+
+def test_stderr_tail_spans_the_file_and_the_memory_tail(tmp_path):
+    count = (STDERR_KEEP_HEAD + 1000) // 64 + 1  # just past the head
+    expected = stderr_lines(count)
+    path = tmp_path / "edge.stderr"
+    path.write_bytes(b"earlier generation\n")
+    with Child.spawn(child_argv("stderr-lines", str(count)), env=os.environ,
+                     stderr_path=path) as child:
+        read_until(child.stdout_fd, b"\n")
+        over = len(expected) - STDERR_KEEP_HEAD
+        assert 0 < over < STDERR_KEEP_TAIL
+        assert child.stderr_tail(over + 5000) == expected[-(over + 5000):].decode()
+        assert child.stderr_tail(len(expected) + 99) == expected.decode()
+        assert child.stderr_dropped == over
+    assert path.read_bytes().startswith(b"earlier generation\n" + expected[:STDERR_KEEP_HEAD])
+
+
+def test_stderr_below_the_head_is_all_kept_without_a_note(tmp_path):
+    expected = stderr_lines(100)
+    path = tmp_path / "small.stderr"
+    with Child.spawn(child_argv("stderr-lines", "100"), env=os.environ,
+                     stderr_path=path) as child:
+        read_until(child.stdout_fd, b"\n")
+        assert child.stderr_tail(100_000) == expected.decode()
+        assert child.stderr_dropped == 0
+        child.stop()
+    assert path.read_bytes() == expected
+
+
+def test_close_is_bounded_when_stderr_is_held_open_outside_the_tree(tmp_path):
+    """A holder of stderr's write end the tree scan cannot find (here: this
+    test, through /proc) keeps EOF away: kill() waits STDERR_JOIN_S once, and
+    close() stops the drain thread, which frees its fds."""
+    path = tmp_path / "held.stderr"
+    before = set(os.listdir("/proc/self/fd"))
+    child = Child.spawn(child_argv("hang"), env=os.environ, stderr_path=path)
+    try:
+        read_until(child.stdout_fd, b"ready\n")
+        held = os.open(f"/proc/{child.pid}/fd/2", os.O_WRONLY)
+        before.add(str(held))
+        started = time.monotonic()
+        child.kill()
+        child.kill()  # the second call does not wait again
+        assert time.monotonic() - started < STDERR_JOIN_S + 1.0
+        os.write(held, b"written after the kill\n")
+        assert child.stderr_tail(100) == "written after the kill\n"
+        started = time.monotonic()
+        child.close()
+        assert time.monotonic() - started < STDERR_JOIN_S
+        assert drain_threads() == []
+        with pytest.raises(BrokenPipeError):  # nobody reads the pipe any more
+            os.write(held, b"x")
+        os.close(held)
+    finally:
+        child.close()
+    assert set(os.listdir("/proc/self/fd")) == before - {str(held)}
+
+
+def test_no_fd_or_thread_leak_with_a_stderr_file(tmp_path):
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    for i in range(3):
+        path = tmp_path / f"gen-{i}.stderr"
+        with Child.spawn(child_argv("chatty", "2"), env=os.environ, stderr_path=path) as child:
+            read_until(child.stdout_fd, b"done\n")
+    assert open_fds() == before
+    assert drain_threads() == []
 
 
 def test_chatty_stderr_without_a_file_is_discarded():

@@ -1,16 +1,45 @@
 """The generic subprocess driver: start a command, keep secrets out of its
-environment, send its stderr to a file, find and stop its whole process tree,
-and probe that tree with psutil. Knows nothing of the protocol;
+environment, keep a bounded record of its stderr, find and stop its whole
+process tree, and probe that tree with psutil. Knows nothing of the protocol;
 wire/transport.py builds the provider connection on top of it.
 
 Spawning
     ``Child.spawn(argv, env=..., cwd=..., stderr_path=...)`` starts ``argv``
-    (no shell) with stdin and stdout as pipes. stderr is appended to
-    ``stderr_path``, or goes to /dev/null: never to a pipe nobody drains, so a
-    chatty child can never block on it. The child leads its own session and
-    process group. A command that cannot be started (missing, a directory, not
-    executable, bad working directory) raises SpawnError with one line naming
-    it.
+    (no shell) with stdin and stdout as pipes. The child leads its own session
+    and process group. A command that cannot be started (missing, a
+    directory, not executable, bad working directory) raises SpawnError with
+    one line naming it.
+
+stderr: drained continuously, kept bounded
+    Without ``stderr_path`` stderr goes to /dev/null. With one, stderr is a
+    pipe that a daemon thread drains continuously (reads of up to
+    STDERR_CHUNK bytes), so a chatty child never blocks on it, however much
+    it writes. What is kept is bounded whatever the child writes (the stderr
+    directory may well be on tmpfs, i.e. RAM):
+
+    - the first STDERR_KEEP_HEAD bytes are appended to ``stderr_path`` (a
+      file earlier spawns may share: each spawn only reads back its own part);
+    - past that, only a rolling in-memory tail of the last STDERR_KEEP_TAIL
+      bytes is kept, plus a count of the bytes that never reached the file
+      (``stderr_dropped``; ``stderr_bytes`` is the total written);
+    - when bytes were dropped, the file gets one line at its end once the
+      drain is over (EOF, or stop()/kill()/close()), e.g.
+      ``[forge-conformance: 199.0 MiB of stderr not kept (208666624 bytes
+      after the first 1.0 MiB)]``. The note is written once; so the file
+      never exceeds STDERR_KEEP_HEAD plus that line.
+
+    ``stderr_tail(n)`` is the true tail of what the child wrote: it first
+    takes in whatever is still waiting in the pipe at the moment of the call
+    (so nothing written before the call is missed, without any waiting), then
+    serves from the in-memory tail and, while nothing was dropped, from the
+    file's head part.
+
+    The drain thread ends at EOF, i.e. once every process holding the write
+    end (the whole tree: kill()/stop() kill it) is gone; kill() waits for
+    that, bounded by STDERR_JOIN_S. close() also tells the thread to stop
+    (a descendant nothing could find may still hold stderr open) and joins
+    it, bounded by STDERR_JOIN_S; the thread closes the pipe and the file
+    itself, so no fd is ever closed under it.
 
 Credential scrub
     Every spawn gets ``scrub_env(env)``. A variable is dropped when its name,
@@ -41,15 +70,20 @@ Stopping
 The parent's pipe fds: stdin is closed by close_stdin()/stop()/kill(); stdout
 stays open after stop()/kill() so a reader still sees the remaining output and
 EOF, and is closed by close(), which the owner calls once its reader is done.
+The stderr pipe and file belong to the drain thread, which closes them when it
+ends (at EOF, or when close() tells it to).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import select
 import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
 import uuid
@@ -96,6 +130,11 @@ STOP_GRACE_S = 0.5  # stdin closed -> time to exit on its own
 TERM_GRACE_S = 0.5  # SIGTERM -> time to exit before SIGKILL
 KILL_DEADLINE_S = 2.0  # SIGKILL rounds + reaping; normally over at once
 _FALLBACK_POLL_S = 0.01  # exit polling step, only where pidfds are missing
+
+STDERR_CHUNK = 64 * 1024  # one read of the stderr pipe
+STDERR_KEEP_HEAD = 2**20  # the first bytes of a spawn's stderr, kept in its file
+STDERR_KEEP_TAIL = 64 * 1024  # past the head: the rolling in-memory tail
+STDERR_JOIN_S = 1.0  # bound on waiting for the stderr drain thread to end
 
 
 def is_credential_var(name: str) -> bool:
@@ -144,7 +183,7 @@ class Child:
         cwd,
         tag: str,
         stderr_path: Path | None,
-        stderr_start: int,
+        stderr_drain: "_StderrDrain | None",
     ):
         self._proc = proc
         self.pid: int = proc.pid
@@ -153,7 +192,15 @@ class Child:
         self.cwd = cwd
         self.tag = tag
         self.stderr_path = stderr_path
-        self._stderr_start = stderr_start  # this spawn's stderr starts here
+        self._stderr = stderr_drain  # None: stderr went to /dev/null
+        self._stderr_waited = False  # kill() waited for the drain once already
+        # Closing the stop pipe's write end ends the drain thread (it then
+        # frees its fds): at close(), or when a Child nobody closed is
+        # collected. A finalizer runs at most once and takes no lock.
+        self._stderr_stop = (
+            weakref.finalize(self, os.close, stderr_drain.stop_w)
+            if stderr_drain is not None else None
+        )
         self.stdout_fd: int = proc.stdout.fileno()
         # Not reaped yet, so the pid is still ours: both handles are safe.
         self._ps = psutil.Process(proc.pid)
@@ -189,25 +236,25 @@ class Child:
         tag = uuid.uuid4().hex
         child_env[MARKER_VAR] = tag
 
-        err_file = None
-        stderr_start = 0
+        file_fd = pipe_r = pipe_w = None
         path = Path(stderr_path) if stderr_path is not None else None
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                err_file = open(path, "ab")
-                stderr_start = os.fstat(err_file.fileno()).st_size
+                # Non-inheritable, like every fd Python opens.
+                file_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             except OSError as exc:
                 raise SpawnError(
                     f"cannot start adapter {command!r}: cannot open its stderr file "
                     f"{os.fspath(path)!r}: {_reason(exc)}"
                 ) from None
+            pipe_r, pipe_w = os.pipe()
         try:
             proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=err_file if err_file is not None else subprocess.DEVNULL,
+                stderr=pipe_w if pipe_w is not None else subprocess.DEVNULL,
                 env=child_env,
                 cwd=cwd,
                 start_new_session=True,
@@ -215,11 +262,17 @@ class Child:
                 bufsize=0,
             )
         except OSError as exc:
+            for fd in (file_fd, pipe_r):
+                if fd is not None:
+                    os.close(fd)
             raise SpawnError(_spawn_message(command, cwd, child_env, exc)) from None
         finally:
-            if err_file is not None:
-                err_file.close()  # the child has its own copy
-        return cls(proc, argv, child_env, cwd, tag, path, stderr_start)
+            if pipe_w is not None:
+                os.close(pipe_w)  # the child has its own copy: EOF once the tree is gone
+        drain = None
+        if path is not None:
+            drain = _StderrDrain(pipe_r, file_fd, path, f"forge-stderr-{proc.pid}")
+        return cls(proc, argv, child_env, cwd, tag, path, drain)
 
     # ----------------------------------------------------------------- stdin
 
@@ -364,6 +417,12 @@ class Child:
                     break
             self._reap(deadline)
             self.close_stdin()
+            if self._stderr is not None:
+                # The tree is gone, so EOF is due at once; wait for it (the
+                # note goes in at EOF) but only once: a holder that escaped
+                # the kill would cost the full bound at every call.
+                self._stderr.join(0.0 if self._stderr_waited else STDERR_JOIN_S)
+                self._stderr_waited = True
 
     def stop(self, grace_s: float = STOP_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
         """Close stdin, allow ``grace_s`` to exit, SIGTERM the group and the
@@ -392,6 +451,9 @@ class Child:
                 self._proc.stdout.close()
             if self._pidfd_finalizer is not None:
                 self._pidfd_finalizer()
+            if self._stderr is not None:
+                self._stderr_stop()
+                self._stderr.join(STDERR_JOIN_S)
 
     def __enter__(self) -> "Child":
         return self
@@ -406,25 +468,24 @@ class Child:
     # ---------------------------------------------------------------- stderr
 
     def stderr_tail(self, n_bytes: int = 2000) -> str:
-        """The last ``n_bytes`` this spawn wrote to its stderr file (nothing
-        from earlier spawns appending to the same file); "" without a file."""
-        if self.stderr_path is None:
+        """The last ``n_bytes`` (at most) this spawn wrote to its stderr,
+        including anything still waiting in the pipe; nothing from earlier
+        spawns appending to the same file; "" without a stderr file. Once
+        more than STDERR_KEEP_HEAD + STDERR_KEEP_TAIL bytes were written, at
+        most the last STDERR_KEEP_TAIL bytes are available."""
+        if self._stderr is None:
             return ""
-        try:
-            with open(self.stderr_path, "rb") as f:
-                end = f.seek(0, os.SEEK_END)
-                start = max(self._stderr_start, end - max(0, n_bytes))
-                f.seek(start)
-                data = f.read(end - start)
-        except OSError:
-            return ""
-        if start > self._stderr_start:
-            # Cut mid-character: drop the orphaned UTF-8 continuation bytes.
-            skip = 0
-            while skip < 3 and skip < len(data) and 0x80 <= data[skip] <= 0xBF:
-                skip += 1
-            data = data[skip:]
-        return data.decode("utf-8", errors="backslashreplace")
+        return self._stderr.tail(n_bytes)
+
+    @property
+    def stderr_bytes(self) -> int:
+        """How many bytes this spawn wrote to stderr so far (as drained)."""
+        return self._stderr.total if self._stderr is not None else 0
+
+    @property
+    def stderr_dropped(self) -> int:
+        """How many of them are not in the stderr file (past STDERR_KEEP_HEAD)."""
+        return self._stderr.dropped if self._stderr is not None else 0
 
     # --------------------------------------------------------------- helpers
 
@@ -443,6 +504,169 @@ class Child:
 
     def _reap(self, deadline: float) -> None:
         self.wait(max(0.0, deadline - time.monotonic()))
+
+
+# ------------------------------------------------------------- stderr drain
+
+
+class _StderrDrain:
+    """Drains one spawn's stderr pipe on a daemon thread into a bounded record
+    (see the module docstring). It owns the pipe's read end, the file fd and
+    its stop pipe's read end, and closes them itself when it ends; the Child
+    owns ``stop_w``. Holds no reference to the Child."""
+
+    def __init__(self, pipe_r: int, file_fd: int, path: Path, name: str):
+        self.path = path
+        self._pipe_r = pipe_r
+        self._file_fd = file_fd
+        os.set_blocking(pipe_r, False)  # only our end: the child's stays blocking
+        # Closing stop_w (the owner does: see Child) wakes the thread with
+        # POLLHUP on stop_r: it takes what is in the pipe then and ends.
+        self._stop_r, self.stop_w = os.pipe()
+        self._lock = threading.Lock()  # one reader of the pipe at a time
+        self._start = os.fstat(file_fd).st_size  # this spawn's part of the file
+        self._head = 0  # bytes written to the file
+        self._head_open = True  # still appending to the file
+        self._tail = bytearray()  # the last bytes past the head
+        self.total = 0
+        self._eof = False
+        self._ended = False  # fds closed; nothing more comes
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def dropped(self) -> int:
+        return self.total - self._head
+
+    # ------------------------------------------------------------ the thread
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._pipe_r, select.POLLIN)
+        poller.register(self._stop_r, select.POLLIN)
+        try:
+            while True:
+                events = dict(poller.poll())
+                with self._lock:
+                    if events.get(self._pipe_r):
+                        self._read_locked(STDERR_CHUNK)  # one chunk: tail() never starves
+                        if self._eof:
+                            return
+                    if events.get(self._stop_r):
+                        # close(): take what is there now, then stop.
+                        self._read_locked(_pipe_pending(self._pipe_r))
+                        return
+        finally:
+            with self._lock:
+                self._end_locked()
+
+    def _read_locked(self, budget: int) -> None:
+        """Read up to ``budget`` bytes without blocking (EOF sets _eof)."""
+        while budget > 0 and not self._eof:
+            try:
+                chunk = os.read(self._pipe_r, min(budget, STDERR_CHUNK))
+            except BlockingIOError:  # tail() took it first
+                return
+            except OSError:
+                self._eof = True
+                return
+            if not chunk:
+                self._eof = True
+                return
+            budget -= len(chunk)
+            self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self._head_open:
+            part = chunk[: STDERR_KEEP_HEAD - self._head]
+            try:
+                _write_all(self._file_fd, part)
+                self._head += len(part)
+            except OSError:  # the file became unwritable: keep only the tail
+                part = b""
+            chunk = chunk[len(part):]
+            if self._head >= STDERR_KEEP_HEAD or chunk:
+                self._head_open = False
+        if chunk:
+            tail = self._tail
+            tail += chunk
+            if len(tail) > STDERR_KEEP_TAIL:
+                del tail[: len(tail) - STDERR_KEEP_TAIL]
+
+    def _end_locked(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        dropped = self.dropped
+        if dropped:
+            note = (f"[forge-conformance: {_human_size(dropped)} of stderr not kept "
+                    f"({dropped} bytes after the first {_human_size(self._head)})]\n")
+            try:
+                _write_all(self._file_fd, note.encode())
+            except OSError:
+                pass
+        for fd in (self._pipe_r, self._file_fd, self._stop_r):
+            os.close(fd)
+
+    # ------------------------------------------------------------ the owner
+
+    def tail(self, n_bytes: int) -> str:
+        n_bytes = max(0, n_bytes)
+        with self._lock:
+            if not self._ended:
+                # Everything written before this call is now either taken in
+                # or still in the pipe: take that in too (no waiting).
+                self._read_locked(_pipe_pending(self._pipe_r))
+            data = bytes(self._tail[max(0, len(self._tail) - n_bytes):])
+            head = self._head
+            # The file's head part joins on only if nothing was lost between.
+            contiguous = self.total - head == len(self._tail)
+        need = n_bytes - len(data)
+        whole = contiguous and need >= head  # from the very first byte
+        if need > 0 and contiguous and head:
+            # The head part of the file is written once and never changes.
+            take = min(need, head)
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(self._start + head - take)
+                    data = f.read(take) + data
+            except OSError:
+                whole = False
+        if not whole:
+            # Cut mid-character: drop the orphaned UTF-8 continuation bytes.
+            skip = 0
+            while skip < 3 and skip < len(data) and 0x80 <= data[skip] <= 0xBF:
+                skip += 1
+            data = data[skip:]
+        return data.decode("utf-8", errors="backslashreplace")
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the thread to end; True if it has."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+
+def _pipe_pending(fd: int) -> int:
+    """Bytes waiting in a pipe (FIONREAD); STDERR_KEEP_HEAD if unknown."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return STDERR_KEEP_HEAD
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 2**20:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 2**20:.1f} MiB"
 
 
 # ------------------------------------------------------------------ helpers

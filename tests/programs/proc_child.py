@@ -5,6 +5,8 @@
     exit N               exit with code N
     hang                 print "ready", then wait for signals forever
     chatty MIB           write MIB MiB to stderr (plus a tail marker), print "done", echo until EOF
+    stderr-lines N       write N numbered 64-byte lines to stderr (stderr_lines() in the
+                         tests computes the same bytes), print "wrote <bytes>", echo until EOF
     forker exits|stays   fork a grandchild that calls setsid(), ignores SIGTERM and
                          keeps stdout open; print its pid; then exit, or stay
                          (also ignoring SIGTERM and stdin EOF)
@@ -32,6 +34,18 @@ def echo() -> None:
     for line in sys.stdin.buffer:
         sys.stdout.buffer.write(line)
         sys.stdout.buffer.flush()
+
+
+def stderr_lines(count: int) -> int:
+    """Line i is b"%09d " % i padded with "s" to 63 bytes, then "\\n"."""
+    written = 0
+    for first in range(0, count, 1024):
+        block = b"".join(b"%09d " % i + b"s" * 53 + b"\n"
+                         for i in range(first, min(count, first + 1024)))
+        sys.stderr.buffer.write(block)
+        written += len(block)
+    sys.stderr.buffer.flush()
+    return written
 
 
 def forker(stays: bool) -> None:
@@ -74,6 +88,9 @@ def main(argv: list[str]) -> None:
         sys.stderr.buffer.write(b"tail \xff end\n")
         sys.stderr.buffer.flush()
         say("done")
+        echo()
+    elif mode == "stderr-lines":
+        say(f"wrote {stderr_lines(int(argv[1]))}")
         echo()
     elif mode == "forker":
         forker(argv[1] == "stays")
