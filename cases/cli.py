@@ -1,0 +1,325 @@
+"""The command line: ``python3 run [options] [-- adapter argv...]``.
+
+Parses options, checks the knobs and the adapter command, runs the pre-flight
+(the fixture verifies and materializes; the adapter starts and answers
+initialize once), then runs the case modules in-process with pytest and the
+plugin (cases/plugin.py), which writes the reports.
+
+Exit codes:
+    0    no case failed (skips allowed)
+    1    at least one case failed
+    2    the suite could not run: bad usage (unknown option, unknown case id or
+         group, an adapter path that does not exist or is not executable, a bad
+         FORGE_DEADLINE_S / FORGE_INACTIVITY_S), a corrupt fixture, an adapter
+         that cannot be started, never answers initialize or answers it with an
+         error. One line on stderr says why.
+    130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the adapter's tree is stopped
+         and the JSON report is still written, cases that did not run marked
+         "not run (interrupted)"; a second signal does not cut that short.
+
+``python3 run --self-test [pytest args]`` runs the suite's self-tests
+(pytest over tests/); "no tests collected" counts as a failure (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from cases import registry
+
+PROG = "forge-conformance"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """The run cannot start; the message is the one line the user sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):   # one line, no usage dump
+        raise UsageError(f"{message} (see `python3 run --help`)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python3 run", description=(
+        "Run the forge-conformance suite against a rootle stdio provider. With nothing "
+        "after `--`, the vendored reference adapter (vendor/fs_provider.py) is used."),
+        usage="python3 run [options] [-- adapter argv...]\n"
+              "       python3 run --self-test [pytest args]",
+        epilog="Knobs (environment): FORGE_PROVIDER / PROVIDER (adapter command, shell "
+               "words), FORGE_ORG (default local), FORGE_DEADLINE_S (default 30), "
+               "FORGE_INACTIVITY_S (default 2), FORGE_NO_APPEND=1, FORGE_NO_FAULTS=1; "
+               "a {fixture} word in the command is replaced by the fixture dir. "
+               "Exit: 0 no failure, 1 a case failed, 2 could not run, 130 interrupted.")
+    p.add_argument("--case", action="append", default=[], metavar="FC-nnn",
+                   help="run only this case (repeatable)")
+    p.add_argument("--group", action="append", default=[], metavar="NAME",
+                   help=f"run only this group (repeatable): {', '.join(registry.GROUPS)}")
+    p.add_argument("--list", action="store_true", help="list the case matrix and exit")
+    p.add_argument("--json", metavar="PATH", help="write the JSON report to PATH")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML to PATH")
+    p.add_argument("--transcripts", metavar="DIR",
+                   help="write one JSONL wire transcript per case into DIR")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
+    p.add_argument("--self-test", action="store_true",
+                   help="run the suite's own tests (pytest over tests/) instead")
+    return p
+
+
+def _say(text: str) -> None:
+    one_line = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    print(f"{PROG}: {one_line}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        _say(str(exc))
+        return EXIT_CANNOT_RUN
+    except BrokenPipeError:   # `python3 run --list | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _main(argv: list[str]) -> int:
+    if "--" in argv:
+        cut = argv.index("--")
+        opts, adapter = argv[:cut], argv[cut + 1:]
+    else:
+        opts, adapter = argv, []
+    if "--self-test" in opts:
+        return self_test([a for a in argv if a != "--self-test"])
+    args = _parser().parse_args(opts)
+    selected = _selection(args.case, args.group)
+    if args.list:
+        for c in registry.REGISTRY:
+            if c.id in selected:
+                print(f"{c.id}  {c.group:<11}  {c.title} — {c.spec}")
+        return EXIT_OK
+    return run_suite(args, adapter, selected)
+
+
+def _selection(case_ids: list[str], groups: list[str]) -> list[str]:
+    """The selected ids in registry order (everything when nothing was asked)."""
+    wanted: set[str] = set()
+    for cid in case_ids:
+        norm = cid.strip().upper()
+        try:
+            wanted.add(registry.by_id(norm).id)
+        except KeyError:
+            raise UsageError(f"unknown case id {cid!r} (`python3 run --list` shows the "
+                             f"{len(registry.REGISTRY)} cases)") from None
+    for g in groups:
+        if g not in registry.GROUPS:
+            raise UsageError(f"unknown group {g!r}; groups: {', '.join(registry.GROUPS)}")
+        wanted.update(c.id for c in registry.in_group(g))
+    if not case_ids and not groups:
+        wanted = {c.id for c in registry.REGISTRY}
+    return [c.id for c in registry.REGISTRY if c.id in wanted]
+
+
+def check_adapter(argv: list[str]) -> None:
+    """An adapter that cannot possibly start is bad usage, said before anything runs."""
+    exe = argv[0]
+    if "{fixture}" in exe:
+        return
+    if os.sep in exe or (os.altsep and os.altsep in exe):
+        path = Path(exe)
+        if not path.exists():
+            raise UsageError(f"adapter {exe!r} does not exist")
+        if path.is_dir():
+            raise UsageError(f"adapter {exe!r} is a directory, not a program")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"adapter {exe!r} is not executable (chmod +x it, or put its "
+                             f"interpreter first: -- python3 {exe})")
+    elif shutil.which(exe) is None:
+        raise UsageError(f"adapter command {exe!r} was not found on PATH")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Report files must be writable before anything runs: a report that
+    silently fails to appear at the end would be worse than no run."""
+    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+        if not value:
+            continue
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{flag} {value!r} is a directory; give a file path")
+        if not path.parent.is_dir():
+            raise UsageError(f"{flag}: the folder {str(path.parent)!r} does not exist")
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{flag}: the folder {str(path.parent)!r} is not writable")
+    if args.transcripts:
+        try:
+            Path(args.transcripts).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--transcripts: cannot use {args.transcripts!r}: "
+                             f"{exc.strerror or exc}") from None
+        if not os.access(args.transcripts, os.W_OK | os.X_OK):
+            raise UsageError(f"--transcripts: the folder {args.transcripts!r} is not writable")
+
+
+def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str]) -> int:
+    from cases import plugin, report   # imports pytest and wire: only for a real run
+    try:
+        settings = plugin.Settings.from_env(adapter)
+    except plugin.UsageError as exc:
+        raise UsageError(str(exc)) from None
+    check_adapter(settings.adapter)
+    check_outputs(args)
+    modules = sorted({str(REPO_ROOT / registry.by_id(cid).module) for cid in selected
+                      if (REPO_ROOT / registry.by_id(cid).module).exists()},
+                     key=lambda m: registry.GROUPS.index(Path(m).stem.removeprefix("test_")))
+    if not modules:
+        raise UsageError("no case module implements the selected cases yet")
+    temp = plugin.make_temp_area("forge-preflight-")
+    materialized = None
+    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
+                if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
+    try:
+        materialized = preflight(settings, temp)
+        return _pytest(args, adapter, selected, modules, materialized.path)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        if args.json:
+            rep = report.skeleton(settings.adapter, interrupted=True, selected=selected)
+            report.write_json(Path(args.json), rep)
+        return EXIT_INTERRUPTED
+    finally:
+        if materialized is not None:
+            materialized.cleanup()
+        shutil.rmtree(temp, ignore_errors=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# Ctrl-C, a CI timeout's SIGTERM, a closed terminal's SIGHUP: all stop the run
+# the same way. The first one interrupts; later ones are ignored, so they
+# cannot cut short the cleanup that stops the adapters' trees (bounded in
+# time by wire.process) and writes the report.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _interrupt(signum, frame):
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def preflight(settings, temp: Path):
+    """Fixture verified and materialized; adapter spawned and initialized once.
+    Raises UsageError (exit 2) with one line when the suite cannot run."""
+    import fixture
+    from cases import plugin, report
+    from wire.errors import ProviderClosed, ProviderError, ProviderTimeout, SpawnError
+    # (everything made here lives under `temp`, which the caller removes)
+    try:
+        materialized = fixture.materialize(temp, root=settings.fixture_root)
+    except fixture.FixtureError as exc:
+        raise UsageError(f"the fixture is not usable: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot materialize the fixture: {exc}") from None
+    p = plugin.new_provider(settings, materialized.path, temp, label="preflight")
+    try:
+        p.start()
+    except SpawnError as exc:
+        raise UsageError(str(exc)) from None
+    except ProviderError as exc:
+        cmd = shlex.join(settings.adapter)
+        if isinstance(exc, ProviderTimeout):
+            why = f"the adapter never answered initialize within {exc.window_s:g} s"
+        elif isinstance(exc, ProviderClosed):
+            why = ("the adapter closed its output before answering initialize"
+                   + (f" ({exc.detail})" if exc.detail else ""))
+        elif exc.origin == "adapter":
+            kind = exc.raw_kind if isinstance(exc.raw_kind, str) else "no kind"
+            why = f"the adapter answered initialize with an error ({kind}): {exc.message}"
+        else:
+            why = f"the adapter's initialize failed: {exc.message}"
+        why += plugin.violations(p)
+        last = [ln for ln in p.stderr_tail(2000).splitlines() if ln.strip()]
+        if last:
+            why += f"; its stderr ends: {report.cut(last[-1], 200)}"
+        raise UsageError(f"{why} [{cmd}]") from None
+    finally:
+        p.close()
+    return materialized
+
+
+class _Watch:
+    """A tiny pytest plugin telling the CLI how the session ended."""
+
+    def __init__(self):
+        self.interrupted = False
+        self.collect_errors = 0
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.interrupted = True
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collect_errors += 1
+
+
+def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
+            fixture_dir: Path) -> int:
+    import pytest
+    from cases import plugin
+    pargs = [*modules, "-v" if args.verbose else "-q", "--no-header",
+             "-rN", "--tb=short", "-p", "no:cacheprovider",
+             # its gc.collect() rounds at the end cost ~0.4 s; cases raise no unraisables
+             "-p", "no:unraisableexception",
+             "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected),
+             "--forge-fixture-dir", str(fixture_dir)]
+    if adapter:
+        pargs += ["--forge-adapter", shlex.join(adapter)]
+    for flag, value in (("--forge-json", args.json), ("--forge-junit", args.junit),
+                        ("--forge-transcripts", args.transcripts)):
+        if value:
+            pargs += [flag, str(Path(value).resolve())]
+    watch = _Watch()
+    # Only our plugin: third-party plugins installed beside pytest (hypothesis,
+    # benchmark, ...) cost import time and have nothing to say about cases.
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        code = int(pytest.main(pargs, plugins=[plugin, watch]))
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+    if watch.interrupted:
+        _say("interrupted; the report lists the cases that ran")
+        return EXIT_INTERRUPTED
+    if code in (0, 5):       # 5: every selected case is unimplemented (reported as skipped)
+        return EXIT_OK
+    if code == 1:
+        return EXIT_FAILED
+    if watch.collect_errors:
+        _say("the suite could not run: a case module failed to import (see above)")
+    elif code == 3:
+        _say("the suite could not run: internal error in the suite (see above)")
+    else:
+        _say(f"the suite could not run (pytest exit {code}; see above)")
+    return EXIT_CANNOT_RUN
+
+
+def self_test(pytest_args: list[str]) -> int:
+    """pytest over tests/ in this interpreter; no tests collected is a failure."""
+    import pytest
+    os.chdir(REPO_ROOT)
+    code = int(pytest.main(["tests", "-q", *pytest_args]))
+    if code == 5:
+        _say("self-test: no tests were collected (pytest exit 5); that is a failure")
+        return EXIT_FAILED
+    return code

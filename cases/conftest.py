@@ -1,0 +1,4 @@
+"""Loads the suite's pytest plugin, so `python3 -m pytest cases` works like `python3 run`
+(adapter from FORGE_PROVIDER / PROVIDER, the reference adapter otherwise)."""
+
+pytest_plugins = ["cases.plugin"]

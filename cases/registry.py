@@ -1,0 +1,204 @@
+"""The case matrix: the single source of truth for every case id.
+
+Each entry binds a stable id (``FC-nnn``) to its group (the case module
+``cases/test_<group>.py`` that implements it), its title and the spec section
+it cites, exactly as the product brief lists them, plus ``since``: the
+protocol revision the rule arrived in (taken from the title/spec text or the
+group heading; base cases are "v1"). Ids never change meaning: a retired
+rule keeps its id unused, a new rule gets a new id.
+
+``markdown_table()`` renders the README's case table from this registry;
+tests/test_registry.py keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Case", "REGISTRY", "GROUPS", "GROUP_HEADINGS", "LEVELS", "by_id",
+           "in_group", "markdown_table", "TABLE_BEGIN", "TABLE_END"]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str       # "FC-013"
+    group: str    # "content_ids": the module cases/test_content_ids.py
+    title: str    # what the case encodes, as the brief words it
+    spec: str     # the protocol section it cites
+    since: str    # protocol revision the rule arrived in: v1, v1.1, v1.2, v1.3, v1.5
+
+    @property
+    def module(self) -> str:
+        return f"cases/test_{self.group}.py"
+
+
+# Group name -> the heading the brief's matrix uses for it (table order).
+GROUP_HEADINGS = {
+    "handshake": "Handshake (v1)",
+    "content_ids": "Content ids",
+    "trees": "Trees & blobs",
+    "search": "Search (v1.3)",
+    "streaming": "Streaming (v1.3)",
+    "lifecycle": "Lifecycle",
+    "errors": "Errors (taxonomy)",
+    "bounded": "Bounded compute (advisory)",
+    "icons": "Icons (v1.3)",
+    "revisions": "Revisions (v1.5)",
+}
+GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
+
+# Protocol levels whose cases the terminal summary reports as met or not.
+LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.5")
+
+_H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
+_L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
+_REV = "§Methods (Revisions, v1.5)"
+_TOL = "§Transport (reader tolerance, normative both directions)"
+
+REGISTRY: tuple[Case, ...] = (
+    Case("FC-001", _H, "protocol=1 echoes", "§Handshake", "v1"),
+    Case("FC-002", _H, "name present or absent", "§Handshake", "v1"),
+    Case("FC-003", _H, "capabilities shape", "§Handshake", "v1"),
+    Case("FC-004", _H, "icon is a builtin name or a single glyph or absent",
+         "§Handshake (icon, v1.3)", "v1.3"),
+    Case("FC-005", _H, "cache budget params tolerated when absent",
+         "§Handshake (cache budget, v1.2)", "v1.2"),
+
+    Case("FC-010", _CI, "same bytes -> same sha across two calls", "§Content ids", "v1"),
+    Case("FC-011", _CI, "changed bytes -> different sha", "§Content ids", "v1"),
+    Case("FC-012", _CI, "different content -> different sha (no path-keyed collisions)",
+         "§Content ids", "v1"),
+    Case("FC-013", _CI, "sha stability across respawns",
+         "§Content ids + §Transport (restart obligations)", "v1"),
+
+    Case("FC-020", _T, "recursive walk covers every fixture path", "§Methods repo/tree", "v1"),
+    Case("FC-021", _T, "dir vs blob typing", "§Methods repo/tree", "v1"),
+    Case("FC-022", _T, "truncated flag past a cap", "§Methods repo/tree", "v1"),
+    Case("FC-023", _T, "blob >1 MiB refused (any error, provider kind preferred)",
+         "§Methods repo/blob", "v1"),
+    Case("FC-024", _T, "binary bytes served raw, base64 valid", "§Methods repo/blob", "v1"),
+    Case("FC-025", _T, "tree at missing repo -> not_found",
+         "§Methods repo/tree + §Errors", "v1"),
+
+    Case("FC-030", _S, "path-only hit: empty matches legal, must render",
+         "§Methods search/code", "v1.3"),
+    Case("FC-031", _S, "line is 1-based and equals the fixture's real line",
+         "§Methods search/code (line, v1.3)", "v1.3"),
+    Case("FC-032", _S, "located:false tolerated",
+         "§Methods search/code + §Progressive results (located, v1.3)", "v1.3"),
+    Case("FC-033", _S, "index.as_of shape when present",
+         "§Methods search/code (index, v1.3)", "v1.3"),
+    Case("FC-034", _S, "file_search inherits code_search when absent",
+         "§Handshake (capabilities, v1.3)", "v1.3"),
+
+    Case("FC-040", _ST, "every $/partial carries the request's id",
+         "§Progressive results (v1.3)", "v1.3"),
+    Case("FC-041", _ST, "all partials precede the reply, no partial after it",
+         "§Progressive results (v1.3)", "v1.3"),
+    Case("FC-042", _ST,
+         "reply is metadata-only when streamed (items empty, truncated authoritative)",
+         "§Progressive results (v1.3)", "v1.3"),
+    Case("FC-043", _ST, "inactivity deadline: a batch every 1.2s must not trip a 2s timeout",
+         "§Transport (progressive results — per-inactivity deadline, v1.3)", "v1.3"),
+    Case("FC-044", _ST, "a batch larger than the client's render budget is accepted",
+         "§Progressive results (v1.3)", "v1.3"),
+    Case("FC-045", _ST, "stream stops cleanly on $/cancelRequest (advisory; must not error)",
+         "§Cancellation + §Progressive results (v1.3)", "v1.3"),
+
+    Case("FC-050", _L, "kill mid-session: respawn is cheap and idempotent",
+         "§Transport (restart, v1.2)", "v1.2"),
+    Case("FC-051", _L, "initialize re-runs every generation with the same cache params",
+         "§Transport (restart obligations)", "v1"),
+    Case("FC-052", _L, "no network I/O during initialize (credentials are lazy)",
+         "§Transport (restart obligations) + §Configuration (credential conventions)", "v1"),
+    Case("FC-053", _L, "unknown fields in requests are ignored", _TOL, "v1"),
+    Case("FC-054", _L, "unsolicited notifications ignored", _TOL, "v1"),
+
+    Case("FC-060", _E, "auth for credential failures", "§Errors (kinds, v1.1)", "v1.1"),
+    Case("FC-061", _E, "rate_limited with retry_after_s when applicable",
+         "§Errors (kinds, v1.1)", "v1.1"),
+    Case("FC-062", _E, "not_found for missing repo/blob", "§Errors (kinds, v1.1)", "v1.1"),
+    Case("FC-063", _E, "unknown kinds tolerated (suite asserts shape, not kind set)",
+         "§Errors (kinds, v1.1 — open enum)", "v1.1"),
+
+    Case("FC-070", _B, "honoring limit stops at ~N and sets truncated: true",
+         "§Methods search/code (bounded compute, advisory)", "v1"),
+
+    Case("FC-080", _I, "icon is absent, a builtin name, or a single glyph",
+         "§Handshake (icon, v1.3)", "v1.3"),
+
+    Case("FC-090", _R, "refs shape: branches/tags arrays, sha present, at most one default",
+         "§Handshake (capabilities, v1.5) + " + _REV, "v1.5"),
+    Case("FC-091", _R, "tree at ref serves that ref (diverging file differs; branch echoes)",
+         _REV, "v1.5"),
+    Case("FC-092", _R, "tree at unknown ref -> error (not_found preferred)",
+         _REV + " + §Errors", "v1.5"),
+    Case("FC-093", _R, "sha discipline across refs: content differs -> ids differ (change "
+         "rule, both directions); same-content sharing advisory",
+         _REV + " + §Content ids", "v1.5"),
+    Case("FC-094", _R, "log shape: newest-first, ISO-8601 dates, path filter narrows",
+         _REV, "v1.5"),
+    Case("FC-095", _R, "log limit stops at ~N and sets truncated: true",
+         _REV + " (bounded compute)", "v1.5"),
+    Case("FC-096", _R, "blob_at serves the ref's bytes; sha matches the tree-at-ref entry",
+         _REV, "v1.5"),
+    Case("FC-097", _R, "blob_at unknown path/ref -> not_found", _REV + " + §Errors", "v1.5"),
+    Case("FC-098", _R, "blame ranges: 1-based, cover every line, same-sha coalesced, right shas",
+         _REV, "v1.5"),
+    Case("FC-099", _R, "capability honesty: refs/log/blame are booleans; false is never asked",
+         "§Handshake (capabilities, v1.5)", "v1.5"),
+)
+
+_BY_ID = {c.id: c for c in REGISTRY}
+
+
+def by_id(case_id: str) -> Case:
+    """The registry entry of ``case_id``; KeyError naming the id if unknown."""
+    try:
+        return _BY_ID[case_id]
+    except KeyError:
+        raise KeyError(f"unknown case id {case_id!r}") from None
+
+
+def in_group(group: str) -> tuple[Case, ...]:
+    return tuple(c for c in REGISTRY if c.group == group)
+
+
+TABLE_BEGIN = "<!-- cases:begin -->"
+TABLE_END = "<!-- cases:end -->"
+
+
+def markdown_table() -> str:
+    """The README case table (without the markers), generated from REGISTRY."""
+    rows = ["| Case | Encodes | Spec | Since | Group |", "|---|---|---|---|---|"]
+    for group in GROUPS:
+        rows.append(f"| **{GROUP_HEADINGS[group]}** | | | | |")
+        for c in in_group(group):
+            title = c.title.replace("|", "\\|")
+            rows.append(f"| {c.id} | {title} | {c.spec} | {c.since} | {c.group} |")
+    return "\n".join(rows) + "\n"
+
+
+def update_readme(path) -> bool:
+    """Rewrite the table between the markers of ``path``; True if it changed."""
+    from pathlib import Path
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    head, sep, rest = text.partition(TABLE_BEGIN)
+    _old, sep2, tail = rest.partition(TABLE_END)
+    if not sep or not sep2:
+        raise ValueError(f"{path} has no {TABLE_BEGIN} ... {TABLE_END} markers")
+    new = f"{head}{TABLE_BEGIN}\n{markdown_table()}{TABLE_END}{tail}"
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":   # python3 -m cases.registry [--update-readme]
+    import sys
+    from pathlib import Path
+    if sys.argv[1:] == ["--update-readme"]:
+        readme = Path(__file__).resolve().parent.parent / "README.md"
+        print("README.md updated" if update_readme(readme) else "README.md already current")
+    else:
+        sys.stdout.write(markdown_table())

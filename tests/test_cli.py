@@ -1,0 +1,342 @@
+"""The command line's contract: exit codes, one-line refusals, the reports.
+
+Every run here is a real `python3 run` subprocess (the user's view: exit code,
+stderr, files written), with the knobs cleared so the caller's environment
+cannot leak in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import psutil
+import pytest
+
+from cases import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "run"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+IDS = [c.id for c in registry.REGISTRY]
+KNOBS = ("FORGE_PROVIDER", "PROVIDER", "FORGE_ORG", "FORGE_DEADLINE_S", "FORGE_INACTIVITY_S",
+         "FORGE_NO_APPEND", "FORGE_NO_FAULTS", "FORGE_FIXTURE_ROOT", "FORGE_FIXTURE_DIR")
+# Python start + pytest import + materializing the fixture: what a refused run
+# may take beyond the deadline it waited for.
+STARTUP_BOUND_S = 15
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if k not in KNOBS}
+    e.update(extra)
+    return e
+
+
+def run(*args: str, timeout: float = 120, **knobs: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RUN), *args], env=env(**knobs), cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_refused(proc: subprocess.CompletedProcess, *words: str) -> str:
+    """Exit 2, exactly one line on stderr naming the reason, no traceback."""
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, (proc.returncode, proc.stderr, proc.stdout[-2000:])
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------ bad usage: exit 2
+
+@pytest.mark.parametrize("args, words", [
+    (["--bogus"], ["--bogus"]),
+    (["--case", "FC-999"], ["FC-999"]),
+    (["--case", "FC-001", "--case", "nonsense"], ["nonsense"]),
+    (["--group", "nope"], ["nope"]),
+    (["--json"], ["--json"]),
+])
+def test_bad_options_exit_2_with_one_line(args, words):
+    assert_refused(run(*args), *words)
+
+
+def test_adapter_path_missing(tmp_path):
+    missing = tmp_path / "no-such-adapter"
+    assert_refused(run("--", str(missing)), str(missing), "does not exist")
+
+
+def test_adapter_not_executable(tmp_path):
+    script = tmp_path / "adapter.py"
+    script.write_text("print('hi')\n")
+    script.chmod(0o644)
+    assert_refused(run("--", str(script)), "not executable")
+
+
+def test_adapter_command_not_on_path():
+    assert_refused(run("--", "forge-no-such-command-xyz"), "not found on PATH")
+
+
+def test_adapter_from_provider_knob_is_checked_too(tmp_path):
+    assert_refused(run(PROVIDER=str(tmp_path / "gone")), "does not exist")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf"])
+def test_bad_deadline_exit_2(value):
+    assert_refused(run(FORGE_DEADLINE_S=value), "FORGE_DEADLINE_S", repr(value))
+
+
+def test_bad_inactivity_exit_2():
+    assert_refused(run(FORGE_INACTIVITY_S="soon"), "FORGE_INACTIVITY_S")
+
+
+def test_corrupt_fixture_exit_2(tmp_path):
+    copy = tmp_path / "fixture"
+    shutil.copytree(ROOT / "fixture", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    victim = sorted(p for p in (copy / "alpha").rglob("*") if p.is_file())[0]
+    victim.write_bytes(victim.read_bytes() + b"\nedited\n")
+    line = assert_refused(run(FORGE_FIXTURE_ROOT=str(copy)), "fixture")
+    assert victim.relative_to(copy).as_posix() in line
+
+
+# ------------------------------------------------------- adapters that cannot run
+
+def _leftovers(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(marker in part for part in proc.info["cmdline"] or ()):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+def test_initialize_never_answered_exit_2_within_deadline():
+    deadline = 1.0
+    started = time.monotonic()
+    proc = run("--", sys.executable, str(PROGRAMS / "adapter_silent.py"),
+               FORGE_DEADLINE_S=str(deadline), timeout=deadline + STARTUP_BOUND_S + 30)
+    elapsed = time.monotonic() - started
+    assert_refused(proc, "never answered initialize", "1 s")
+    assert elapsed < deadline + STARTUP_BOUND_S, elapsed
+    assert not _leftovers("adapter_silent.py")
+
+
+def test_adapter_exiting_at_start_exit_2():
+    line = assert_refused(run("--", sys.executable, str(PROGRAMS / "adapter_exits.py")),
+                          "closed its output", "exited with code 3")
+    assert "no backend configured" in line   # the adapter's own last stderr line
+
+
+def test_initialize_error_exit_2():
+    assert_refused(run("--", sys.executable, str(PROGRAMS / "adapter_init_error.py")),
+                   "initialize", "network", "backend unreachable")
+
+
+# ------------------------------------------------------------------ listing
+
+def test_list_shows_the_matrix():
+    proc = run("--list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == IDS
+    for line, c in zip(lines, registry.REGISTRY):
+        assert c.group in line and c.title in line and c.spec in line
+
+
+def test_list_honours_the_selection():
+    proc = run("--list", "--group", "errors", "--case", "FC-001")
+    assert [ln.split()[0] for ln in proc.stdout.splitlines()] == \
+        ["FC-001", "FC-060", "FC-061", "FC-062", "FC-063"]
+
+
+# ------------------------------------------------- runs against the reference
+
+def test_reference_adapter_is_green(tmp_path):
+    report = tmp_path / "report.json"
+    proc = run("--json", str(report))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+    data = json.loads(report.read_text())
+    assert [c["id"] for c in data["cases"]] == IDS
+    assert data["summary"]["failed"] == 0
+    assert "protocol levels met in full" in proc.stdout
+
+
+def test_selection_reports_every_id_once_in_order(tmp_path):
+    report, junit, transcripts = tmp_path / "r.json", tmp_path / "junit.xml", tmp_path / "tr"
+    proc = run("--case", "FC-020", "--case", "FC-001", "--json", str(report),
+               "--junit", str(junit), "--transcripts", str(transcripts))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+    data = json.loads(report.read_text())
+    assert {"suite", "version", "protocol", "adapter", "summary", "cases"} <= set(data)
+    assert data["suite"] == "forge-conformance" and data["protocol"] == "1.6"
+    assert data["version"] not in ("", "unknown")
+    assert data["adapter"]["argv"][-1].endswith("vendor/fs_provider.py")
+    assert [c["id"] for c in data["cases"]] == IDS
+    by_id = {c["id"]: c for c in data["cases"]}
+    for cid in ("FC-001", "FC-020"):
+        assert by_id[cid]["outcome"] == "passed", by_id[cid]
+        assert by_id[cid]["transcript"] == str(transcripts / f"{cid}.jsonl")
+        assert (transcripts / f"{cid}.jsonl").exists()
+    others = [c for c in data["cases"] if c["id"] not in ("FC-001", "FC-020")]
+    assert all(c["outcome"] == "skipped" and c["message"] == "not selected" for c in others)
+    s = data["summary"]
+    assert (s["passed"], s["failed"], s["skipped"]) == (2, 0, len(IDS) - 2)
+    assert s["warnings"] == sum(len(c["warnings"]) for c in data["cases"])
+    assert isinstance(s["duration_s"], float)
+    for c in data["cases"]:
+        assert {"id", "group", "title", "spec", "outcome", "message", "warnings",
+                "duration_s", "transcript"} <= set(c)
+        entry = registry.by_id(c["id"])
+        assert (c["group"], c["title"], c["spec"]) == (entry.group, entry.title, entry.spec)
+    cases = ET.parse(junit).getroot().findall(".//testcase")
+    assert [tc.get("name") for tc in cases] == IDS
+
+
+def test_failure_output_is_one_sentence_plus_evidence(tmp_path):
+    """A case failing on the adapter's behaviour: exit 1, the case id and title,
+    the spec, the wire frames, the rerun command; no traceback."""
+    report = tmp_path / "r.json"
+    proc = run("--case", "FC-020", "--json", str(report), "--",
+               sys.executable, str(PROGRAMS / "adapter_stalls.py"), FORGE_DEADLINE_S="1")
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr
+    out = proc.stdout
+    c = registry.by_id("FC-020")
+    assert f"[FC-020] {c.title}" in out and f"spec: {c.spec}" in out
+    assert "timed out after 1 s" in out and "repo/tree" in out
+    assert "wire transcript" in out and "-> request" in out
+    rerun = f"--case FC-020 -- {sys.executable} {PROGRAMS / 'adapter_stalls.py'}"
+    assert "rerun: FORGE_DEADLINE_S=1 python3 run " + rerun in out
+    assert "Traceback" not in out
+    row = {r["id"]: r for r in json.loads(report.read_text())["cases"]}["FC-020"]
+    assert row["outcome"] == "failed" and row["message"].startswith("timed out after 1 s")
+    assert row["transcript"] and Path(row["transcript"]).exists()   # failing: always kept
+    assert not _leftovers("adapter_stalls.py")
+
+
+def test_ctrl_c_writes_the_partial_report_and_stops_the_adapter(tmp_path):
+    report, mark = tmp_path / "r.json", tmp_path / "cases-running"
+    proc = subprocess.Popen(
+        [sys.executable, str(RUN), "--group", "handshake", "--group", "trees",
+         "--json", str(report), "--", sys.executable, str(PROGRAMS / "adapter_stalls.py")],
+        env=env(FORGE_TEST_STALL_MARK=str(mark)), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():   # the first request the adapter will never answer
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the cases never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out[-3000:] + err
+    assert "Traceback" not in err
+    data = json.loads(report.read_text())
+    assert data["interrupted"] is True
+    assert [c["id"] for c in data["cases"]] == IDS
+    by_id = {c["id"]: c for c in data["cases"]}
+    assert by_id["FC-025"]["message"] == "not run (interrupted)"
+    assert by_id["FC-090"]["message"] == "not selected"
+    assert not _leftovers("adapter_stalls.py")
+
+
+def test_self_test_with_nothing_collected_is_a_failure():
+    proc = run("--self-test", "-k", "no_test_has_this_name_xyz", timeout=300)
+    assert proc.returncode == 1
+    assert "no tests were collected" in proc.stderr
+
+
+# ------------------------------------------- the plugin, straight through pytest
+
+PLUGIN_PROBE = '''
+from cases.plugin import case, fc_assert, skip, warn
+
+PIDS = []
+
+
+@case("FC-001")
+def test_warns(adapter):
+    PIDS.append(adapter.child.pid)
+    warn("a warning")
+
+
+@case("FC-002")
+def test_suite_bug(adapter):
+    raise ValueError("boom")
+
+
+@case("FC-003")
+def test_times_out(adapter):
+    PIDS.append(adapter.child.pid)
+    adapter.call("repo/tree", {"repo": "local/alpha", "ref": None}, deadline_s=0.2).wait()
+
+
+@case("FC-004")
+def test_fresh_adapter_after_a_timeout(adapter):
+    PIDS.append(adapter.child.pid)
+    fc_assert(PIDS[1] != PIDS[2], why="a timed-out adapter serves no further case")
+    fc_assert(PIDS[0] == PIDS[1], why="a clean adapter serves the next case")
+    skip("nothing more to see")
+
+
+@case("FC-005")
+def test_adapter_error(adapter):
+    adapter.request("repo/tree", {"repo": "local/alpha", "ref": None}, deadline_s=0.2)
+
+
+@case("FC-010")
+def test_evidence(adapter):
+    fc_assert(False, expected=1, got=[2], why="numbers differ")
+'''
+
+
+def test_plugin_outcomes_through_plain_pytest(tmp_path):
+    """`python3 -m pytest` with the plugin: outcomes, one-sentence messages,
+    warnings, skips citing the id, adapter replacement after a timeout, and a
+    suite bug keeping its traceback."""
+    (tmp_path / "test_probe.py").write_text(PLUGIN_PROBE)
+    report = tmp_path / "r.json"
+    stalls = f"{sys.executable} {PROGRAMS / 'adapter_stalls.py'}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(tmp_path / "test_probe.py"), "-p", "cases.plugin",
+         "-q", "--rootdir", str(tmp_path), "--forge-json", str(report)],
+        env=env(PROVIDER=stalls, PYTHONPATH=str(ROOT)), cwd=tmp_path,
+        capture_output=True, text=True, timeout=120)
+    rows = {r["id"]: r for r in json.loads(report.read_text())["cases"]}
+    out = proc.stdout
+    assert proc.returncode == 1, out[-4000:] + proc.stderr
+    assert rows["FC-001"]["outcome"] == "passed" and rows["FC-001"]["warnings"] == ["a warning"]
+    assert rows["FC-002"]["outcome"] == "failed"
+    assert rows["FC-002"]["message"].startswith("suite bug at test_probe.py:")
+    assert "ValueError: boom" in rows["FC-002"]["message"]
+    # a suite bug keeps its traceback, and says whose bug it is
+    assert "suite bug in [FC-002]" in out and 'raise ValueError("boom")' in out
+    assert "bug in the suite, not in the adapter" in out
+    assert rows["FC-003"]["outcome"] == "passed"
+    assert rows["FC-004"]["outcome"] == "skipped", rows["FC-004"]
+    assert rows["FC-004"]["message"] == "[FC-004] nothing more to see"
+    assert rows["FC-005"]["outcome"] == "failed"
+    assert rows["FC-005"]["message"] == \
+        "timed out after 0.2 s waiting for the reply to repo/tree (id 2)"
+    assert rows["FC-010"]["message"] == "numbers differ: expected 1, got [2]"
+    assert "rerun: python3" in out and "--case FC-010 -- " + stalls in out
+    assert rows["FC-011"]["message"] == "not selected"
+    assert not _leftovers("adapter_stalls.py")
+
+
+@pytest.mark.parametrize("flag", ["--json", "--junit"])
+def test_report_path_that_cannot_be_written(tmp_path, flag):
+    target = tmp_path / "missing-folder" / "report"
+    assert_refused(run("--case", "FC-001", flag, str(target)), flag, str(target.parent))

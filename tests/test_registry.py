@@ -1,0 +1,93 @@
+"""The case matrix cannot drift: the id set is pinned here, every case module
+implements exactly the ids of its group, and the README table is the registry's."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from cases import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The plan-0015 enumeration plus the v1.5 revision group. Written out by hand
+# on purpose: adding, removing or renumbering a case must change this list.
+PINNED_IDS = [
+    "FC-001", "FC-002", "FC-003", "FC-004", "FC-005",
+    "FC-010", "FC-011", "FC-012", "FC-013",
+    "FC-020", "FC-021", "FC-022", "FC-023", "FC-024", "FC-025",
+    "FC-030", "FC-031", "FC-032", "FC-033", "FC-034",
+    "FC-040", "FC-041", "FC-042", "FC-043", "FC-044", "FC-045",
+    "FC-050", "FC-051", "FC-052", "FC-053", "FC-054",
+    "FC-060", "FC-061", "FC-062", "FC-063",
+    "FC-070",
+    "FC-080",
+    "FC-090", "FC-091", "FC-092", "FC-093", "FC-094", "FC-095", "FC-096", "FC-097",
+    "FC-098", "FC-099",
+]
+
+
+def test_the_47_ids_are_pinned():
+    assert len(PINNED_IDS) == 47
+    assert [c.id for c in registry.REGISTRY] == PINNED_IDS
+
+
+def test_entries_are_complete():
+    for c in registry.REGISTRY:
+        assert re.fullmatch(r"FC-\d{3}", c.id)
+        assert c.group in registry.GROUPS, c
+        assert c.title.strip() and c.spec.startswith("§"), c
+        assert c.since in registry.LEVELS, c
+        assert registry.by_id(c.id) is c
+    # group order follows id order, so the report and the run agree
+    assert [c.group for c in registry.REGISTRY] == sorted(
+        (c.group for c in registry.REGISTRY), key=registry.GROUPS.index)
+    with pytest.raises(KeyError):
+        registry.by_id("FC-999")
+
+
+def test_titles_and_levels_of_a_few_cases():
+    # spot checks against the brief's matrix
+    assert registry.by_id("FC-043").title == \
+        "inactivity deadline: a batch every 1.2s must not trip a 2s timeout"
+    assert registry.by_id("FC-099").spec == "§Handshake (capabilities, v1.5)"
+    assert {c.since for c in registry.in_group("revisions")} == {"v1.5"}
+    assert {c.since for c in registry.in_group("errors")} == {"v1.1"}
+    assert registry.by_id("FC-005").since == "v1.2" and registry.by_id("FC-050").since == "v1.2"
+    assert registry.by_id("FC-004").since == "v1.3" and registry.by_id("FC-001").since == "v1"
+
+
+def _implemented(group: str) -> list[str]:
+    module = importlib.import_module(f"cases.test_{group}")
+    return [fn.forge_case.id for _, fn in inspect.getmembers(module, inspect.isfunction)
+            if fn.__module__ == module.__name__ and hasattr(fn, "forge_case")]
+
+
+@pytest.mark.parametrize("group", registry.GROUPS)
+def test_each_module_implements_exactly_its_group(group):
+    path = ROOT / "cases" / f"test_{group}.py"
+    assert path.exists(), f"{path.name} is missing"
+    ids = _implemented(group)
+    want = [c.id for c in registry.in_group(group)]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert not duplicates, f"more than one test for {duplicates}"
+    assert sorted(ids) == want, (f"{path.name}: missing {sorted(set(want) - set(ids))}, "
+                                 f"foreign {sorted(set(ids) - set(want))}")
+
+
+def test_no_stray_case_modules():
+    modules = {p.stem.removeprefix("test_") for p in (ROOT / "cases").glob("test_*.py")}
+    assert modules <= set(registry.GROUPS), modules - set(registry.GROUPS)
+
+
+def test_readme_table_is_the_registry():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    _, begin, rest = text.partition(registry.TABLE_BEGIN)
+    table, end, _ = rest.partition(registry.TABLE_END)
+    assert begin and end, "README.md lacks the case table markers"
+    assert table.strip("\n") == registry.markdown_table().strip("\n"), \
+        "README case table is stale: run `python3 -m cases.registry --update-readme`"
