@@ -1,0 +1,97 @@
+"""Content id cases (FC-010..FC-013): blob ids follow the bytes, nothing else.
+
+Ids are opaque: only equality is used, and expectations come from the bytes
+on disk. Directory ids are not content ids, so only paths that are files on
+disk are compared (the entries' ``type`` is FC-021's business).
+"""
+
+from cases.expect import blob_bytes, blob_ids, disk_blobs, listing, read_or_none, show, tree
+from cases.plugin import case, fc_assert
+from fixture.catalog import ALPHA, BETA, TERM_LINE_PATH, VCS
+
+
+def changed_ids(first: dict, second: dict) -> dict:
+    return {p: (first[p], second[p]) for p in first if p in second and first[p] != second[p]}
+
+
+@case("FC-010")
+def test_same_bytes_same_id_across_calls(adapter, fx):
+    """Two repo/tree calls of alpha (and of beta) give every file the same sha.
+
+    Falsified by: ids-salted-per-call: plain-directory trees salt blob ids with a per-process
+    call counter from the second tree call on.
+    """
+    for name in (ALPHA, BETA):
+        files = disk_blobs(fx, name)
+        first = blob_ids(tree(adapter, fx, name), files)
+        second = blob_ids(tree(adapter, fx, name), files)
+        moved = changed_ids(first, second)
+        fc_assert(not moved, expected="the same sha for unchanged bytes",
+                  got=f"{name}: {listing(f'{p}: {a} then {b}' for p, (a, b) in moved.items())}",
+                  why="an unchanged file must keep its id from one call to the next")
+
+
+@case("FC-011")
+def test_changed_bytes_change_id(spawn, fx_mutable):
+    """After a file is rewritten with different bytes, its tree sha changes and
+    repo/blob of the new sha serves the new bytes.
+
+    Falsified by: ids-cached-by-path: working-tree blob ids are cached by (repo, path) for the
+    process lifetime.
+    """
+    provider = spawn(fixture=fx_mutable)
+    path = TERM_LINE_PATH
+    original = fx_mutable.read(ALPHA, path)
+    rewritten = original + b"\n// FC-011 rewrote this file\n"
+    before = blob_ids(tree(provider, fx_mutable, ALPHA), {path}).get(path)
+    target = fx_mutable.path / ALPHA / path
+    try:
+        target.write_bytes(rewritten)
+        after = blob_ids(tree(provider, fx_mutable, ALPHA), {path}).get(path)
+        fc_assert(after is not None and after != before, expected=f"a new sha for {path}",
+                  got=f"{show(before)} before and {show(after)} after the rewrite",
+                  why="an id must change when the bytes change")
+        served = blob_bytes(provider, fx_mutable, ALPHA, after)
+        fc_assert(served == rewritten, expected=f"the rewritten {len(rewritten)} bytes",
+                  got="undecodable bytes_b64" if served is None else f"{len(served)} bytes "
+                  f"({'the old content' if served == original else 'other content'})",
+                  why="repo/blob of the new id must serve the new bytes")
+    finally:
+        target.write_bytes(original)
+
+
+@case("FC-012")
+def test_different_content_different_id(adapter, fx):
+    """Over alpha (and the vcs worktree), two files sharing a sha have identical bytes.
+
+    Falsified by: ids-by-basename-size: plain-directory blob ids are keyed by (file name, size),
+    not by content.
+    """
+    for name in (ALPHA, VCS) if fx.vcs_built else (ALPHA,):
+        owners: dict[str, list[str]] = {}
+        for path, sha in blob_ids(tree(adapter, fx, name), disk_blobs(fx, name)).items():
+            owners.setdefault(sha, []).append(path)
+        clashes = [f"{sha[:16]}: {', '.join(sorted(paths))}" for sha, paths in owners.items()
+                   if len({read_or_none(fx, name, p) for p in paths}) > 1]
+        fc_assert(not clashes, expected="one id per distinct content",
+                  got=f"{name}: different bytes under one id: {listing(clashes)}",
+                  why="an id must never be shared by different contents")
+
+
+@case("FC-013")
+def test_ids_survive_respawn(spawn, fx):
+    """Every alpha blob sha is the same before a kill and after the respawn.
+
+    Falsified by: ids-salted-per-process: every blob id is salted with a per-process random
+    value (self-consistent within a process).
+    """
+    provider = spawn()
+    files = disk_blobs(fx, ALPHA)
+    before = blob_ids(tree(provider, fx, ALPHA), files)
+    provider.kill()
+    provider.respawn()
+    after = blob_ids(tree(provider, fx, ALPHA), files)
+    moved = changed_ids(before, after)
+    fc_assert(not moved, expected="the same sha for every file after a respawn",
+              got=listing(f"{p}: {a} then {b}" for p, (a, b) in moved.items()),
+              why="ids must not depend on the process that computed them")

@@ -1,0 +1,130 @@
+"""Error cases (FC-060..FC-063): the kinds of the taxonomy and the error shape.
+
+FC-060/061 (and the fault part of FC-063) provoke real failures through the
+FAULTS.json repos and skip when FORGE_NO_FAULTS=1. Kind cases judge only that
+an error came back and its kind; the shape of every error is FC-063's.
+"""
+
+from cases.expect import (expect_error, faults, faults_disabled, judge_kind, listing, show,
+                          try_request, unknown_blob_id)
+from cases.plugin import case, fc_assert, skip, warn
+from fixture.catalog import ALPHA, FAULT_REPOS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
+from wire.messages import ErrorObject, ShapeError, structure
+
+UNKNOWN_METHOD = "x/forgeNoSuchMethod"
+# The FAULTS.json repo standing for each backend failure, by the kind it must answer.
+FAULT_OF = {kind: name for name, kind in FAULT_REPOS.items()}
+
+
+def fault_tree_error(adapter, fx, name):
+    if faults_disabled():
+        skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
+    return expect_error(adapter, "repo/tree", {"repo": fx.repo(name), "ref": None},
+                        what=f"repo/tree of the {name!r} fault repo")
+
+
+@case("FC-060")
+def test_auth_kind(adapter, fx):
+    """A credential failure (the fault repo `denied`) is an error of kind auth.
+
+    Falsified by: auth-as-provider: credential failures are reported with kind "provider".
+    """
+    err = fault_tree_error(adapter, fx, FAULT_OF["auth"])
+    judge_kind(err, "auth", what="a credential failure")
+
+
+@case("FC-061")
+def test_rate_limited_kind(adapter, fx):
+    """Throttling (the `throttled` fault repo) is an error of kind rate_limited
+    carrying the backend's retry_after_s.
+
+    Falsified by: throttle-as-network: rate limits are reported with kind "network".
+    """
+    err = fault_tree_error(adapter, fx, FAULT_OF["rate_limited"])
+    judge_kind(err, "rate_limited", what="throttling")
+    want = faults(fx).get(FAULT_OF["rate_limited"], {}).get("retry_after_s")
+    data = err.data if isinstance(err.data, dict) else {}
+    if want is None:
+        return
+    if "retry_after_s" not in data:
+        warn(f"throttling came without retry_after_s ({want} expected)")
+        return
+    sent = data["retry_after_s"]
+    fc_assert(sent == want and not isinstance(sent, bool), expected=f"retry_after_s {want}",
+              got=f"retry_after_s {show(sent)}",
+              why="retry_after_s is the delay the backend asked for")
+    if type(sent) is not int:
+        warn(f"retry_after_s {sent!r} is not a JSON integer; the host honours integers only")
+
+
+@case("FC-062")
+def test_not_found_kind(adapter, fx):
+    """repo/blob of an unknown id (64-hex and non-hex) and repo/blob in a missing
+    repo are errors of kind not_found.
+
+    Falsified by: blob-notfound-as-provider: repo/blob answers unknown ids and repositories with
+    kind "provider".
+    """
+    asks = [(fx.repo(ALPHA), unknown_blob_id(), "repo/blob of an unknown 64-hex id"),
+            (fx.repo(ALPHA), "not-a-hex-id!", "repo/blob of a non-hex id"),
+            (f"{fx.org}/no-such-repo-fc062", unknown_blob_id(), "repo/blob in a missing repo")]
+    for repo, sha, what in asks:
+        err = expect_error(adapter, "repo/blob", {"repo": repo, "sha": sha}, what=what)
+        judge_kind(err, "not_found", what=what)
+
+
+@case("FC-063")
+def test_error_shape(adapter, fx):
+    """Every error the adapter answers (each method's error path, an unknown
+    method, the `broken` fault) has a non-empty message, an integer code
+    (positive, or -32601 for an unknown method), data absent or an object,
+    kind absent or a non-empty string, retry_after_s absent or >= 0.
+
+    Falsified by: empty-error-messages: every error message is the empty string.
+    """
+    missing = f"{fx.org}/no-such-repo-fc063"
+    caps = adapter.caps
+    asks = [("repo/tree", {"repo": missing, "ref": None}),
+            ("repo/blob", {"repo": missing, "sha": unknown_blob_id()}),
+            ("repo/blob", {"repo": fx.repo(ALPHA), "sha": unknown_blob_id()}),
+            ("repo/clone_url", {"repo": missing}),
+            ("repo/web_url", {"repo": missing, "path": "", "branch": "", "line": None,
+                              "end_line": None, "is_file": False}),
+            (UNKNOWN_METHOD, {})]
+    if caps.refs:
+        asks.append(("repo/refs", {"repo": missing}))
+    if caps.log:
+        asks += [("repo/log", {"repo": missing, "path": None, "ref": None, "limit": None}),
+                 ("repo/blob_at", {"repo": missing, "path": VCS_THREE_COMMITS, "ref": None})]
+    if caps.blame:
+        asks.append(("repo/blame", {"repo": missing, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}))
+    if caps.commit:
+        asks.append(("repo/commit", {"repo": missing, "sha": "0" * 40}))
+    if not faults_disabled():
+        asks.append(("repo/tree", {"repo": fx.repo(FAULT_OF["provider"]), "ref": None}))
+    problems = []
+    for method, params in asks:
+        _, err = try_request(adapter, method, params)   # a result is not this case's concern
+        problem = err and error_shape_problem(err, unknown_method=method == UNKNOWN_METHOD)
+        if problem:
+            problems.append(f"{method} ({params.get('repo', '-')}): {problem}")
+    fc_assert(not problems, expected="a non-empty message, an integer code, kind a non-empty "
+              "string", got=listing(problems, 4), why="every error reply has the protocol's shape")
+
+
+def error_shape_problem(err, *, unknown_method):
+    """What is wrong with one error object's shape, or None."""
+    raw = err.raw
+    if raw is None:
+        return "the error member is not an object"
+    try:
+        obj = structure(raw, ErrorObject)
+    except ShapeError as exc:
+        return str(exc)
+    if not obj.message:
+        return "empty message"
+    if not (obj.code > 0 or (unknown_method and obj.code == -32601)):
+        return f"code {obj.code} (positive, or -32601 for an unknown method)"
+    if obj.data is not None and obj.data.kind == "":
+        return "empty data.kind"
+    return None

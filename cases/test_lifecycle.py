@@ -1,0 +1,169 @@
+"""Lifecycle cases (FC-050..FC-054): restarts, startup hygiene, reader tolerance.
+
+FC-050..052 run their own adapter processes (``spawn``); FC-053/054 use the
+group adapter. The only fixed wait is FC-054's named SILENCE_S window.
+"""
+
+import threading
+import time
+
+from cases.expect import (Canary, SocketSampler, blob_ids, folded, listing, path_types,
+                          raw_request, reply_like, show, tree, try_request,
+                          wait_first_partial_or_end)
+from cases.plugin import DEADLINE_S, SILENCE_S, case, fc_assert, warn
+from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, WIDE
+
+FUTURE = {"x_forge_future": {"a": [1]}}
+NEVER_ISSUED = 2_000_000_054
+
+
+@case("FC-050")
+def test_respawn_after_kill_mid_request(spawn, fx):
+    """Killed while a slow-ish request is in flight, the adapter respawns
+    (initialize answered) within DEADLINE_S and the new generation serves repo/tree.
+
+    Falsified by: stale-lock: a streaming search holds a lock file in cache_dir; a start that
+    finds a stale lock fails.
+    """
+    provider = spawn()
+    first = threading.Event()
+    if provider.caps.code_search:
+        # a term whose hits stream early (alpha) while the scan goes on through wide
+        call = provider.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True},
+                             on_partial=lambda _: first.set())
+        wait_first_partial_or_end(call, first, DEADLINE_S)
+    else:
+        call = provider.call("repo/tree", {"repo": fx.repo(WIDE), "ref": None})
+    provider.kill()
+    if call.outcome != "closed":
+        warn(f"{call.method} had already ended ({call.outcome}) when the adapter was killed")
+    started = time.monotonic()
+    provider.respawn()
+    took = time.monotonic() - started
+    fc_assert(took <= DEADLINE_S, expected=f"initialize answered within {DEADLINE_S:g} s",
+              got=f"{took:.1f} s", why="a restart must be cheap")
+    tree(provider, fx, ALPHA)
+
+
+@case("FC-051")
+def test_same_answer_every_generation(spawn):
+    """With cache params, two respawns each re-initialize with the same params
+    and get the same initialize result as generation 1 (ignoring `cache`).
+
+    Falsified by: caps-change-on-respawn: an initialize whose id is not 1 (a respawned
+    generation) flips capabilities.orgs.
+    """
+    provider = spawn()
+    provider.respawn()
+    provider.respawn()
+    sent = [e.msg.get("params") for e in provider.transcript.entries()
+            if e.direction == "out" and e.kind == "request" and isinstance(e.msg, dict)
+            and e.msg.get("method") == "initialize"]
+    fc_assert(len(sent) == 3 and all(p == sent[0] for p in sent) and "cache_dir" in sent[0],
+              expected="three initialize requests with identical cache params", got=show(sent),
+              why="the harness must re-send the same params (self-check)")
+    answers = [{k: v for k, v in r.items() if k != "cache"} if isinstance(r, dict) else r
+               for r in provider.init_results]
+    for generation, answer in enumerate(answers[1:], 2):
+        fc_assert(answer == answers[0], expected=f"generation 1's answer {show(answers[0])}",
+                  got=f"generation {generation}: {show(answer)}",
+                  why="startup is idempotent: every generation answers initialize alike")
+
+
+@case("FC-052")
+def test_no_network_during_initialize(spawn, fx):
+    """With a canary advertised through the proxy variables and
+    FORGE_CANARY_URL, in a minimal environment without credentials, initialize
+    opens no inet socket and reaches no canary; then repo/tree succeeds.
+
+    Falsified by: canary-get: initialize makes an HTTP GET to FORGE_CANARY_URL before answering.
+    """
+    with Canary() as canary:
+        provider = spawn(minimal_env=True, env=canary.env(), start=False)
+        with SocketSampler() as sampler:
+            provider.start()
+        seen = sampler.seen + [str(s) for s in provider.child.inet_sockets()]
+        reached = canary.connections()
+    fc_assert(reached == 0, expected="no connection to the canary during initialize",
+              got=f"{reached} connection(s) from {listing(canary.peers()) or 'a queued client'}",
+              why="initialize must not touch the network (credentials are lazy)")
+    fc_assert(not seen, expected="no inet socket in the adapter's process tree",
+              got=listing(seen, 3), why="initialize must not touch the network")
+    tree(provider, fx, ALPHA)
+
+
+@case("FC-053")
+def test_unknown_request_members_ignored(adapter, fx):
+    """Requests carrying unknown params members (and an unknown top-level member)
+    answer as without them: tree, blob, search, web_url (with the host's is_file).
+
+    Falsified by: unknown-params-error: requests with members the adapter does not know (params
+    or envelope) answer an error.
+    """
+    repo = fx.repo(ALPHA)
+    sha = blob_ids(tree(adapter, fx, ALPHA), {TERM_LINE_PATH}).get(TERM_LINE_PATH, "")
+    asks = [("repo/tree", {"repo": repo, "ref": None}, path_types),   # ids across calls: FC-010
+            ("repo/blob", {"repo": repo, "sha": sha}, None),
+            ("repo/web_url", {"repo": repo, "path": TERM_LINE_PATH, "branch": "", "line": 1,
+                              "end_line": None, "is_file": True}, None)]
+    if adapter.caps.code_search:
+        asks.append(("search/code", {"q": TERM_LINE, "limit": 500},
+                     lambda result: folded(result.get("items"))))
+    for method, params, view in asks:
+        want = answer(adapter, method, params, view)
+        got = answer(adapter, method, {**params, **FUTURE}, view)
+        fc_assert(got == want, expected=told(want), got=told(got),
+                  why=f"an unknown params member must not change the answer to {method}")
+    # an unknown top-level member, on a method with a short reply (read from the transcript)
+    want = answer(adapter, "repo/clone_url", {"repo": repo})
+    reply = raw_request(adapter, "repo/clone_url", {"repo": repo},
+                        {"x_forge_trace": {"span": 1}}, DEADLINE_S)
+    fc_assert(isinstance(reply, dict), expected="a reply to a request with an unknown "
+              "top-level member", got=show(reply), why="unknown envelope members are ignored")
+    if "error" in reply:
+        got = ("error", kind_of(reply["error"]))
+    else:
+        got = ("result", reply.get("result"))
+    fc_assert(got == want, expected=told(want), got=told(got),
+              why="an unknown envelope member must not change the answer")
+
+
+def answer(adapter, method, params, view=None):
+    """("result", the result seen through ``view``) or ("error", its data.kind)."""
+    result, err = try_request(adapter, method, params)
+    if err is not None:
+        return "error", err.raw_kind
+    return "result", view(result) if view is not None and isinstance(result, dict) else result
+
+
+def told(outcome):
+    what, value = outcome
+    return f"an error (kind {show(value)})" if what == "error" else f"the result {show(value, 100)}"
+
+
+def kind_of(error):
+    data = error.get("data") if isinstance(error, dict) else None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
+@case("FC-054")
+def test_unsolicited_notifications_ignored(adapter, fx):
+    """Unsolicited notifications ($/progress, window/logMessage, a cancel for an
+    id never issued, array params) get nothing reply-like back within
+    SILENCE_S, and the next request is answered normally.
+
+    Falsified by: answers-notifications: unknown notifications are answered like requests:
+    {"id": null, "error": method not found}.
+    """
+    mark = adapter.transcript.mark()
+    adapter.notify("$/progress", {"token": "fc-054", "value": {"kind": "begin", "title": "x"}})
+    adapter.notify("window/logMessage", {"type": 3, "message": "hello from the harness"})
+    adapter.notify("$/cancelRequest", {"id": NEVER_ISSUED})
+    adapter.send_raw(b'{"jsonrpc":"2.0","method":"x/forgeFuture","params":[1,2,3]}\n')
+    time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
+    follow_up = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+    follow_up.result()
+    answered = [e.raw[:120] for e in adapter.transcript.since(mark)
+                if reply_like(e) and not (e.kind == "reply" and e.id == follow_up.id)]
+    fc_assert(not answered, expected="no reply to any notification", got=listing(answered, 3),
+              why="notifications are never answered")

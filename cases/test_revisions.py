@@ -1,0 +1,311 @@
+"""Revision cases (FC-090..FC-099): refs, trees and blobs at a ref, log, blame.
+
+Everything is asked of the vcs repo and compared with git itself: paths at a
+ref, bytes at a ref, log order and dates, blame ranges. Each case reads the
+capabilities first and skips, saying why, when its capability is false or
+absent, or when git is missing (no vcs repo). FC-099 judges the declarations
+themselves.
+"""
+
+from cases.expect import (UNKNOWN_REF, author_matches, b64_loose, blob_bytes, blob_ids, by_path,
+                          expect_error, git_blame, git_log, git_paths, git_refs, git_show,
+                          git_text, instant, judge_kind, listing, show, tree, unknown_commit_id,
+                          url_hostile)
+from cases.plugin import case, fc_assert, skip, warn
+from fixture import GIT_MISSING_REASON
+from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
+                             VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
+                             VCS_THREE_COMMITS)
+from wire import ProviderError
+from wire.messages import Blame, Log, Refs, structure
+
+MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
+DIVERGING = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN)   # main advanced / feature rewrote
+REVISION_CAPABILITIES = ("refs", "log", "blame", "commit")
+
+
+def require(adapter, fx, capability):
+    """Skip unless the vcs repo exists and the adapter declares ``capability``."""
+    if not fx.vcs_built:
+        skip(f"the vcs repo is missing: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
+    if not getattr(adapter.caps, capability):
+        skip(f"needs the {capability!r} capability, which the adapter declares false or omits")
+
+
+def refs_listed(result):
+    """Every name and sha repo/refs listed (branches and tags), read tolerantly."""
+    out = []
+    for key in ("branches", "tags"):
+        listed = result.get(key) if isinstance(result, dict) else None
+        for ref in listed if isinstance(listed, list) else []:
+            if isinstance(ref, dict):
+                out += [v for v in (ref.get("name"), ref.get("sha")) if isinstance(v, str)]
+    return list(dict.fromkeys(out))
+
+
+def assert_paths_at(result, fx, ref):
+    """The tree at ``ref`` lists git's paths at that ref (when git knows the ref)."""
+    paths, want = set(by_path(result)), git_paths(fx, ref)
+    if want is not None:
+        fc_assert(paths == want, expected=f"git's {len(want)} paths at {ref}",
+                  got=f"missing {listing(want - paths)}; extra {listing(paths - want)}",
+                  why="a tree at a ref lists that revision")
+
+
+@case("FC-090")
+def test_refs_shape(adapter, fx):
+    """repo/refs lists branches and tags with name and sha, at most one branch
+    marked default (main, if any), and every branch and tag git has.
+
+    Falsified by: two-defaults: repo/refs marks every branch default.
+    """
+    require(adapter, fx, "refs")
+    refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
+    defaults = [b.name for b in refs.branches if b.default]
+    fc_assert(len(defaults) <= 1, expected="at most one default branch",
+              got=f"default: true on {listing(defaults)}", why="one branch is the default")
+    for what, kind, listed in (("branches", "heads", refs.branches), ("tags", "tags", refs.tags)):
+        want, got = set(git_refs(fx, kind)), {r.name for r in listed}
+        fc_assert(want <= got, expected=f"{what} {listing(want)}",
+                  got=f"missing {listing(want - got)}",
+                  why="repo/refs lists what the repository has")
+    if defaults and defaults[0] != MAIN:
+        warn(f"the branch marked default is {defaults[0]!r}; git's default branch is {MAIN!r}")
+
+
+@case("FC-091")
+def test_tree_at_ref(adapter, fx):
+    """repo/tree at main and at feature serves that revision (git's paths, the
+    diverging files' bytes through their listed ids) and echoes the ref as
+    `branch`; every ref name and sha repo/refs lists serves its commit's paths.
+
+    Falsified by: branch-always-main: repo/tree always answers branch "main", whatever ref was
+    asked.
+    """
+    require(adapter, fx, "refs")
+    for ref in (MAIN, FEATURE):
+        result = tree(adapter, fx, VCS, ref)
+        assert_paths_at(result, fx, ref)
+        ids = blob_ids(result, set(DIVERGING))
+        for path in DIVERGING:   # fetched right after their own tree: ids are opaque
+            got = blob_bytes(adapter, fx, VCS, ids.get(path, ""))
+            fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
+                      got="undecodable bytes" if got is None else f"{len(got)} other bytes",
+                      why="the ids listed at a ref serve that ref's bytes")
+        branch = result.get("branch", "main")
+        fc_assert(branch == ref, expected=f"branch {ref!r}", got=f"branch {show(branch)}",
+                  why="branch echoes the requested ref")
+    listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
+    for ref in (r for r in listed if r not in (MAIN, FEATURE)):
+        assert_paths_at(tree(adapter, fx, VCS, ref), fx, ref)
+
+
+@case("FC-092")
+def test_tree_at_unknown_ref(adapter, fx):
+    """repo/tree at an unknown ref name, and at a 40-hex id that exists nowhere,
+    is an error of kind not_found (an adapter that never answers fails at the deadline).
+
+    Falsified by: unknown-ref-default: repo/tree at a ref the adapter cannot resolve serves the
+    default branch instead.
+    """
+    require(adapter, fx, "refs")
+    for ref in (UNKNOWN_REF, unknown_commit_id(fx)):
+        what = f"repo/tree at the unknown ref {ref}"
+        err = expect_error(adapter, "repo/tree", {"repo": fx.repo(VCS), "ref": ref}, what=what)
+        judge_kind(err, "not_found", what=what)
+
+
+@case("FC-093")
+def test_ids_across_refs(adapter, fx):
+    """Files whose bytes differ between main and feature (both ways the branches
+    diverge) have different ids; identical bytes sharing one id is advisory.
+
+    Falsified by: ref-ids-from-worktree: blob ids at a ref are the checked-out (default branch)
+    file's ids; blobs resolve by the last tree listed.
+    """
+    require(adapter, fx, "refs")
+    paths = {*DIVERGING, VCS_SAME_BOTH}
+    main = blob_ids(tree(adapter, fx, VCS, MAIN), paths)
+    feature = blob_ids(tree(adapter, fx, VCS, FEATURE), paths)
+    for path in DIVERGING:
+        fc_assert(path in main and path in feature and main[path] != feature[path],
+                  expected=f"different ids for {path} at {MAIN} and {FEATURE}",
+                  got=f"{show(main.get(path))} at both" if main.get(path) == feature.get(path)
+                  else f"{show(main.get(path))} and {show(feature.get(path))}",
+                  why="an id must change when the content changes")
+    if main.get(VCS_SAME_BOTH) != feature.get(VCS_SAME_BOTH):
+        warn(f"commit-keyed: {VCS_SAME_BOTH} has identical bytes on {MAIN} and {FEATURE} but "
+             f"different ids (allowed; one shared id would save the host a fetch)")
+
+
+@case("FC-094")
+def test_log(adapter, fx):
+    """repo/log of a path (ref null) lists git's commits for it newest first,
+    with ISO-8601 dates at git's author-date instants and git's subjects and
+    authors; the unfiltered log is longer.
+
+    Falsified by: log-oldest-first: repo/log lists commits oldest first.
+    """
+    require(adapter, fx, "log")
+    params = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None, "limit": None}
+    items = structure(adapter.request("repo/log", params), Log).items
+    want = git_log(fx, MAIN, VCS_THREE_COMMITS)
+    fc_assert([i.sha for i in items] == [c.sha for c in want],
+              expected=f"git log -- {VCS_THREE_COMMITS}, newest first: "
+              f"{', '.join(c.sha[:12] for c in want)}",
+              got=", ".join(i.sha[:12] for i in items),
+              why="the log lists that path's commits newest first")
+    for item, commit in zip(items, want):
+        when = instant(item.date)
+        fc_assert(when is not None, expected="an ISO-8601 date", got=f"date {item.date!r}",
+                  why="log dates are ISO-8601")
+        fc_assert(when == commit.date, expected=f"{commit.date.isoformat()} for {commit.sha[:12]}",
+                  got=f"date {item.date!r}", why="the date is the commit's author date")
+        fc_assert(item.subject == commit.subject
+                  and author_matches(item.author, commit.author, commit.email),
+                  expected=f"{commit.subject!r} by {commit.author!r}",
+                  got=f"{item.subject!r} by {item.author!r}", why="subject and author are git's")
+    unfiltered = structure(adapter.request("repo/log", {**params, "path": None}), Log).items
+    fc_assert(len(unfiltered) > len(items), expected=f"more than {len(items)} commits",
+              got=f"{len(unfiltered)} without a path", why="the path filter narrows the log")
+
+
+@case("FC-095")
+def test_log_limit(adapter, fx):
+    """repo/log with limit 2 of a path touched by three commits answers exactly
+    2 items and truncated true.
+
+    Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
+    """
+    require(adapter, fx, "log")
+    result = adapter.request("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS,
+                                          "ref": None, "limit": 2})
+    result = result if isinstance(result, dict) else {}
+    items = result.get("items")
+    count = len(items) if isinstance(items, list) else 0
+    fc_assert(count == 2 and result.get("truncated") is True,
+              expected="2 items and truncated true (3 commits exist)",
+              got=f"{count} items, truncated {show(result.get('truncated', False))}",
+              why="log honours limit and says when more exists")
+
+
+@case("FC-096")
+def test_blob_at(adapter, fx):
+    """repo/blob_at of the diverging files (and URL-hostile vcs files) at main
+    and feature serves git's bytes, with the sha the tree at that ref lists.
+
+    Falsified by: blob-at-git-sha: repo/blob_at reports a git-style blob id while trees report
+    sha256 ids.
+    """
+    require(adapter, fx, "log")
+    for ref in (MAIN, FEATURE):
+        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, ref) or () if url_hostile(p))]
+        listed = blob_ids(tree(adapter, fx, VCS, ref), set(paths))
+        for path in paths:
+            result = adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
+                                                      "ref": ref})
+            result = result if isinstance(result, dict) else {}
+            got = b64_loose(result.get("bytes_b64"))
+            fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
+                      got="undecodable bytes" if got is None else f"{len(got)} other bytes",
+                      why="blob_at serves the file as of that ref")
+            fc_assert(result.get("sha") == listed.get(path),
+                      expected=f"sha {show(listed.get(path))} (the tree at {ref})",
+                      got=f"sha {show(result.get('sha'))}",
+                      why="blob_at's sha is the tree-at-ref entry's sha")
+
+
+@case("FC-097")
+def test_blob_at_unknown(adapter, fx):
+    """repo/blob_at of an unknown path at main, and of a known path at an unknown
+    ref (a name and a 40-hex id), is an error of kind not_found.
+
+    Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
+    cannot resolve in a served repository.
+    """
+    require(adapter, fx, "log")
+    asks = [("no/such/file-fc097.txt", MAIN), (VCS_THREE_COMMITS, UNKNOWN_REF),
+            (VCS_THREE_COMMITS, unknown_commit_id(fx))]
+    for path, ref in asks:
+        what = f"repo/blob_at of {path} at {ref}"
+        params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
+        judge_kind(expect_error(adapter, "repo/blob_at", params, what=what), "not_found", what=what)
+
+
+@case("FC-098")
+def test_blame(adapter, fx):
+    """repo/blame (ref null) gives 1-based inclusive ascending ranges covering
+    every line once, same-commit neighbours coalesced, each with git blame's
+    commit; authors and dates should match git.
+
+    Falsified by: blame-zero-based: repo/blame ranges are 0-based.
+    """
+    require(adapter, fx, "blame")
+    params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
+    ranges = structure(adapter.request("repo/blame", params), Blame).ranges
+    want = git_blame(fx, MAIN, VCS_BLAME_TWO_AUTHORS)
+    spans = [(r.start_line, r.end_line) for r in ranges]
+    lines = want[-1].end if want else 0
+    fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
+              got=f"ranges {spans}", why="blame lines are 1-based")
+    covered = [n for start, end in spans for n in range(start, end + 1)]
+    fc_assert(covered == list(range(1, lines + 1)) and all(s <= e for s, e in spans),
+              expected=f"ascending inclusive ranges covering lines 1..{lines} once",
+              got=f"ranges {spans}", why="blame covers every line exactly once")
+    split = [f"{a.start_line}-{a.end_line} and {b.start_line}-{b.end_line}"
+             for a, b in zip(ranges, ranges[1:]) if a.sha == b.sha]
+    fc_assert(not split, expected="adjacent ranges of one commit coalesced",
+              got=f"split ranges {listing(split)}", why="same-commit neighbours are one range")
+    fc_assert([(r.start_line, r.end_line, r.sha) for r in ranges]
+              == [(w.start, w.end, w.sha) for w in want],
+              expected=show([(w.start, w.end, w.sha[:12]) for w in want]),
+              got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
+              why="each range names the commit git blame gives for those lines")
+    for r, w in zip(ranges, want):
+        if not author_matches(r.author, w.author, w.email) or instant(r.date) != w.date:
+            warn(f"lines {r.start_line}-{r.end_line}: author {r.author!r}, date {r.date!r}; "
+                 f"git says {w.author!r}, {w.date.isoformat()}")
+
+
+@case("FC-099")
+def test_capability_honesty(adapter, fx):
+    """refs/log/blame/commit, when present, are JSON booleans, and each one
+    declared true is served for vcs (refs, log, blame of a file, commit of
+    main's tip answer results).
+
+    Falsified by: commit-unimplemented: declares commit true but answers repo/commit "unknown
+    method".
+    """
+    raw = adapter.init_result.get("capabilities")
+    raw = raw if isinstance(raw, dict) else {}
+    bad = {k: raw[k] for k in REVISION_CAPABILITIES if k in raw and not isinstance(raw[k], bool)}
+    fc_assert(not bad, expected="true or false", got=show(bad),
+              why="capability values are JSON booleans")
+    declared = [k for k in REVISION_CAPABILITIES if raw.get(k) is True]
+    if not declared:
+        return   # false or absent is never asked (the incapable gate proves it)
+    if not fx.vcs_built:
+        skip(f"asks vcs for {', '.join(declared)}: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
+    unserved = []
+    for capability in declared:
+        method, params = capability_probe(fx, capability)
+        try:
+            adapter.request(method, params)
+        except ProviderError as err:
+            if err.origin != "adapter":
+                raise
+            unserved.append(f"{capability} true but {method} answered {err.message!r}")
+    fc_assert(not unserved, expected="a result for every declared capability",
+              got=listing(unserved), why="a capability declared true must be implemented")
+
+
+def capability_probe(fx, capability):
+    """The request that shows ``capability`` is served for vcs."""
+    repo = fx.repo(VCS)
+    if capability == "refs":
+        return "repo/refs", {"repo": repo}
+    if capability == "log":
+        return "repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}
+    if capability == "blame":
+        return "repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
+    return "repo/commit", {"repo": repo, "sha": git_text(fx, "rev-parse", MAIN).strip()}

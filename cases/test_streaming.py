@@ -1,0 +1,146 @@
+"""Streaming cases (FC-040..FC-045): search/code with partial: true.
+
+The inactivity window is DEADLINE_S except in FC-043. Frames are read from
+the transcript where a rule is about what went over the wire (ids, order),
+and from the client's routed batches where it is about their content.
+"""
+
+import threading
+import time
+
+from cases.expect import (frame_items, is_int, listing, partial_frames, partial_id,
+                          require_code_search, search, show, tree, wait_first_partial_or_end)
+from cases.plugin import INACTIVITY_S, SILENCE_S, case, fail, fc_assert
+from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_WIDE
+from wire import ProviderError
+
+
+@case("FC-040")
+def test_partials_carry_request_id(adapter):
+    """Every $/partial received while a streaming search is live carries
+    params.id equal to that request's id.
+
+    Falsified by: partial-id-echo: every $/partial is followed by a copy whose params.id is off
+    by one.
+    """
+    require_code_search(adapter)
+    found = search(adapter, TERM_MANY_ALPHA, partial=True)
+    frames = partial_frames(found.window())
+    wrong = [f"params.id {show(partial_id(f))}" for f in frames
+             if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)]
+    fc_assert(not wrong, expected=f"params.id {found.call.id} on every $/partial",
+              got=listing(wrong, 3), why="a partial names the request it belongs to")
+
+
+@case("FC-041")
+def test_no_partial_after_reply(adapter):
+    """No $/partial for a request arrives after its reply (watched for SILENCE_S).
+
+    Falsified by: partial-after-reply: a streamed search sends one more $/partial (its last
+    batch again) after its reply.
+    """
+    require_code_search(adapter)
+    found = search(adapter, TERM_MANY_ALPHA, partial=True)
+    time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
+    late = [f for f in partial_frames(adapter.transcript.since(found.mark))
+            if partial_id(f) == found.call.id and f.outcome == "retired_id"]
+    fc_assert(not late, expected="no partial after the reply",
+              got=f"{len(late)} $/partial frame(s) for id {found.call.id} after its reply",
+              why="every partial precedes its request's reply")
+
+
+@case("FC-042")
+def test_streamed_reply_is_metadata_only(adapter):
+    """A streamed reply has `items` absent or [] and `truncated` absent or a
+    boolean, and the hits of a matching query arrived through $/partial.
+
+    Falsified by: items-in-streamed-reply: a streamed search repeats every streamed hit in its
+    final reply.
+    """
+    require_code_search(adapter)
+    found = search(adapter, TERM_MANY_ALPHA, partial=True)
+    items = found.result.get("items", [])
+    fc_assert(items == [], expected="items [] (or absent)",
+              got=f"{len(items)} items" if isinstance(items, list) else f"items {show(items)}",
+              why="with partial: true the host ignores the reply's items")
+    truncated = found.result.get("truncated", False)
+    fc_assert(isinstance(truncated, bool), expected="truncated a boolean", got=show(truncated),
+              why="the streamed reply's truncated is authoritative")
+    # any $/partial frame counts here: its params.id is FC-040's business
+    streamed = found.streamed or [f for f in partial_frames(found.window())
+                                  if f.msg is None or frame_items(f)]
+    fc_assert(streamed, expected=f"the hits for {TERM_MANY_ALPHA!r} in $/partial batches",
+              got="no $/partial carried a hit", why="streamed hits travel in partials")
+
+
+@case("FC-043")
+def test_stream_within_inactivity_window(adapter):
+    """A streaming search over every repo completes although the client allows
+    only INACTIVITY_S of silence between batches.
+
+    Falsified by: stream-stall-4s: a 4 s silence after the first batch of every streamed search.
+    """
+    require_code_search(adapter)
+    try:
+        search(adapter, TERM_WIDE, partial=True, inactivity_s=INACTIVITY_S)
+    except ProviderError as err:
+        if err.kind != "timeout" or err.origin != "host":
+            raise
+        fail(f"the stream went silent for {INACTIVITY_S:g} s", expected="a batch or the reply "
+             f"at least every {INACTIVITY_S:g} s", got=str(err))
+
+
+@case("FC-044")
+def test_batches_are_well_formed(adapter):
+    """Streaming a term with more matches than the limit, every item of every
+    batch is a well-formed hit (the host drops a whole batch for one bad item).
+
+    Falsified by: bad-item-in-big-batch: every streamed batch of more than 10 items gets one
+    malformed item (path 7).
+    """
+    require_code_search(adapter)
+    found = search(adapter, TERM_WIDE, limit=20, partial=True)
+    bad = [f"batch {n} ({len(batch)} items): {problem}" for n, batch in enumerate(found.batches, 1)
+           for problem in filter(None, map(hit_problem, batch))]
+    fc_assert(not bad, expected="every streamed item a well-formed hit", got=listing(bad, 3),
+              why="one malformed item makes the host drop its whole batch")
+
+
+def hit_problem(item):
+    """What makes a streamed item unusable as a hit, or None (located is FC-032's)."""
+    if not isinstance(item, dict):
+        return f"item {show(item, 60)} is not an object"
+    for key in ("repo", "path"):
+        if not isinstance(item.get(key), str):
+            return f"{key} {show(item.get(key), 60)} in {show(item, 80)}"
+    for key in ("sha", "branch"):
+        if key in item and not isinstance(item[key], str):
+            return f"{key} {show(item[key], 60)} in {item['path']}"
+    matches = item.get("matches", [])
+    if not (isinstance(matches, list) and all(isinstance(m, str) for m in matches)):
+        return f"matches {show(matches, 60)} in {item['path']}"
+    line = item.get("line")
+    if line is not None and not (is_int(line) and line >= 0):
+        return f"line {show(line)} in {item['path']}"
+    return None
+
+
+@case("FC-045")
+def test_cancel_ends_stream_cleanly(adapter, fx):
+    """After $/cancelRequest on a live stream, a terminal reply arrives within
+    the deadline and it is a result, and the adapter answers a fresh request.
+
+    Falsified by: cancel-answers-error: a cancelled streaming search is answered with an error
+    reply.
+    """
+    require_code_search(adapter)
+    first = threading.Event()
+    call = adapter.call("search/code", {"q": TERM_WIDE, "limit": 500, "partial": True},
+                        on_partial=lambda *_: first.set())
+    wait_first_partial_or_end(call, first, SILENCE_S)
+    adapter.cancel(call)
+    call.wait()
+    fc_assert(call.outcome == "result", expected="a terminal result after the cancel",
+              got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
+              why="a cancelled stream still ends with a normal metadata-only reply")
+    tree(adapter, fx, ALPHA)

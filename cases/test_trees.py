@@ -1,0 +1,156 @@
+"""Tree and blob cases (FC-020..FC-025): repo/tree lists the disk, repo/blob serves bytes.
+
+Expected paths, types, sizes and bytes come from the materialized copy on
+disk; blob ids are taken from the adapter's own listing.
+"""
+
+import base64
+from collections import Counter
+
+from cases.expect import (b64_loose, b64_strict_problem, blob_ids, by_path,
+                          entries, expect_error, is_int, judge_kind, listing, show, tree)
+from cases.plugin import case, fc_assert, fail, warn
+from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
+                             BETA, VCS, WIDE)
+from wire import ProviderError
+from wire.messages import Blob, structure
+
+
+def listed_repos(fx):
+    return (ALPHA, BETA, VCS) if fx.vcs_built else (ALPHA, BETA)
+
+
+@case("FC-020")
+def test_walk_covers_every_path(adapter, fx):
+    """The recursive tree of alpha, beta and vcs (null ref) lists every path on
+    disk, files and directories, exactly once, repository-relative.
+
+    Falsified by: tree-page-overlap: the working-tree walk lists its last entry twice (two
+    backend pages overlapping by one).
+    """
+    for name in listed_repos(fx):
+        disk = set(fx.walk(name))   # the URL-hostile and non-ASCII names verbatim
+        listed = Counter(e["path"] for e in entries(tree(adapter, fx, name)))
+        odd = [p for p in listed if p.startswith(("/", "./")) or not p]
+        fc_assert(not odd, expected="repository-relative paths",
+                  got=f"{name}: {listing(map(repr, odd))}", why="paths have no leading '/' or './'")
+        missing, extra = disk - set(listed), set(listed) - disk
+        fc_assert(not missing and not extra, expected=f"{name}: the {len(disk)} paths on disk",
+                  got=f"missing {listing(missing)}; not on disk {listing(extra)}",
+                  why="the walk must be recursive and name every path as it is on disk")
+        twice = [p for p, n in listed.items() if n > 1]
+        fc_assert(not twice, expected="each path once",
+                  got=f"{name}: listed more than once: {listing(twice)}",
+                  why="a path is listed exactly once")
+
+
+@case("FC-021")
+def test_entry_typing(adapter, fx):
+    """Every listed entry is typed as on disk ("tree" for directories, "blob"
+    for files), carries a non-empty string sha, and any size is the file's length.
+
+    Falsified by: dirs-typed-dir: directories are typed "dir" instead of "tree".
+    """
+    problems = []
+    for name in listed_repos(fx):
+        disk = fx.walk(name)
+        for path, entry in by_path(tree(adapter, fx, name)).items():
+            if path not in disk:
+                continue   # FC-020's concern
+            where = f"{name}/{path}"
+            if entry.get("type") != disk[path]:
+                problems.append(f"{where}: type {show(entry.get('type'))}, not {disk[path]!r}")
+            sha = entry.get("sha")
+            if not isinstance(sha, str) or not sha:
+                problems.append(f"{where}: sha {show(sha)}")
+            size = entry.get("size")
+            if size is not None:
+                want = len(fx.read(name, path)) if disk[path] == "blob" else None
+                if not is_int(size) or size < 0 or (want is not None and size != want):
+                    problems.append(f"{where}: size {show(size)}, file has {want} bytes")
+    fc_assert(not problems, expected="type, sha and size as on disk", got=listing(problems, 4),
+              why="every tree entry is typed like the disk and carries a sha")
+
+
+@case("FC-022")
+def test_truncated_flag(adapter, fx):
+    """alpha's tree says truncated false; wide's tree lists every path unless it
+    says truncated true (then it lists at least one entry).
+
+    Falsified by: tree-capped-1000: trees stop at 1,000 entries without setting truncated.
+    """
+    alpha = tree(adapter, fx, ALPHA)
+    fc_assert(alpha.get("truncated", False) is False, expected="truncated false (or absent)",
+              got=f"truncated {show(alpha.get('truncated'))}", why="a small tree is never cut")
+    wide = tree(adapter, fx, WIDE)
+    listed, disk = set(by_path(wide)), set(fx.walk(WIDE))
+    if wide.get("truncated") is True:
+        fc_assert(listed, expected="at least one entry", got="none",
+                  why="a cut tree still lists entries")
+        return
+    fc_assert(disk <= listed, expected=f"all {len(disk)} paths of wide, or truncated true",
+              got=f"{len(listed & disk)} paths, truncated {show(wide.get('truncated', False))}",
+              why="an adapter that stops at a budget must say truncated true")
+
+
+@case("FC-023")
+def test_big_blob(adapter, fx):
+    """repo/blob of big.bin (> 1 MiB) is an error (kind provider preferred) or
+    exactly the file's bytes: never a hang, a truncation or corruption.
+
+    Falsified by: big-blob-cut: blobs over 1 MiB are served cut to their first 1 MiB.
+    """
+    want = fx.read(ALPHA, ALPHA_BIG)
+    sha = blob_ids(tree(adapter, fx, ALPHA), {ALPHA_BIG}).get(ALPHA_BIG)
+    fc_assert(sha is not None, expected=f"{ALPHA_BIG} in alpha's tree", got="not listed",
+              why="the big blob's id comes from the tree")
+    try:
+        result = adapter.request("repo/blob", {"repo": fx.repo(ALPHA), "sha": sha})
+    except ProviderError as err:
+        if err.origin != "adapter":
+            raise
+        if err.raw_kind != "provider":
+            warn(f"the >1 MiB refusal came with kind {show(err.raw_kind)}; 'provider' is preferred")
+        return
+    got = b64_loose(result.get("bytes_b64") if isinstance(result, dict) else None)
+    if got == want:
+        return
+    damage = "a truncated prefix" if got is not None and want.startswith(got) else "other content"
+    fail("a big blob is refused or served whole", expected=f"{len(want)} bytes of {ALPHA_BIG}",
+         got="undecodable bytes_b64" if got is None else f"{len(got)} bytes, {damage}")
+
+
+@case("FC-024")
+def test_binary_blobs_strict_base64(adapter, fx):
+    """repo/blob of the binary file, the empty file and the URL-escaping files is
+    strict standard base64 decoding to the exact bytes (the empty file is "").
+
+    Falsified by: binary-as-text: small binary blobs (with NUL bytes) are text-decoded: invalid
+    UTF-8 becomes U+FFFD.
+    """
+    paths = (ALPHA_BINARY, ALPHA_EMPTY, *ALPHA_ESCAPE_PATHS)
+    ids = blob_ids(tree(adapter, fx, ALPHA), set(paths))
+    for path in paths:
+        if path not in ids:
+            continue   # FC-020's concern
+        result = adapter.request("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[path]})
+        text = structure(result, Blob).bytes_b64
+        problem = b64_strict_problem(text)
+        fc_assert(problem is None, expected="standard padded base64 without whitespace",
+                  got=f"{path}: {problem}", why="the host decodes blobs strictly")
+        want = fx.read(ALPHA, path)
+        got = base64.b64decode(text)
+        fc_assert(got == want, expected=f"{path}: {len(want)} bytes as on disk",
+                  got=f"{len(got)} other bytes", why="blob bytes are served raw")
+
+
+@case("FC-025")
+def test_missing_repo_tree(adapter, fx):
+    """repo/tree of an unknown repository is an error of kind not_found (or no kind).
+
+    Falsified by: unknown-repo-empty-tree: repo/tree of a repository that does not exist answers
+    an empty tree.
+    """
+    err = expect_error(adapter, "repo/tree", {"repo": f"{fx.org}/no-such-repo-fc025", "ref": None},
+                       what="repo/tree of a missing repository")
+    judge_kind(err, "not_found", what="repo/tree of a missing repository")
