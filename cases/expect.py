@@ -5,6 +5,11 @@ materialized fixture (``fx.read`` / ``fx.walk``) and from git itself
 (``fx.git``), never from hard-coded ids or line numbers. This module owns
 that arithmetic, plus the wire plumbing several cases share:
 
+* evidence: ``need`` and the owners it names. A case passes only when it
+  compared the thing it owns; when the evidence is missing because of a
+  defect another case owns (a tree listing none of the paths on disk, a
+  search without hits, a reply that is not an object) it skips, saying what
+  is missing and whose rule that is, and never re-judges that rule;
 * tolerant readers of replies (a malformed member is judged by the case that
   owns it, every other case reads around it: RULINGS "Attribution");
 * requests: trees, blobs, searches (one-shot and streaming), expected errors
@@ -205,6 +210,45 @@ def epoch_instant(seconds: int | str) -> _dt.datetime:
     return _dt.datetime.fromtimestamp(int(seconds), _dt.timezone.utc)
 
 
+# ---------------------------------------------------------------- evidence
+
+# Whose rule it is when a case's evidence is missing (the tail of a skip reason).
+COVERAGE = "coverage is FC-020's"
+TREE_REPLIES = "tree replies are FC-020's"
+ENTRY_SHAS = "entry shas are FC-021's"
+REF_TREES = "trees at a ref are FC-091's"
+BLOB_REPLIES = "blob replies are FC-024's"
+SEARCH_REPLIES = "one-shot search replies are FC-070's"
+SEARCH_RECALL = "search recall is FC-070's"
+FILE_SEARCH = "path: queries are FC-034's"
+STREAMED = "streamed replies are FC-042's"
+STREAMED_HITS = "streamed hits are FC-042's"
+RESPAWN_SERVES = "serving after a respawn is FC-050's"
+
+
+def need(evidence: Any, what: str, owner: str | None = None) -> None:
+    """Skip the running case as not evaluated unless ``evidence`` is truthy.
+
+    ``what`` says what is missing, ``owner`` whose rule that is (one of the
+    constants above, or None when no case's defect explains it), e.g.
+    "[FC-021] not evaluated: repo/tree of local/alpha listed none of the 25
+    paths on disk (coverage is FC-020's)"."""
+    if not evidence:
+        skip(f"not evaluated: {what}" + (f" ({owner})" if owner else ""))
+
+
+def reply_object(result: Any, what: str, owner: str | None) -> dict:
+    """``result`` when it is a JSON object. Otherwise the case that owns the
+    reply's shape (``owner`` None) fails, and any other case skips naming
+    the owner."""
+    if isinstance(result, dict):
+        return result
+    if owner is None:
+        fail(f"{what} must answer a JSON object", expected="a result object", got=show(result))
+    need(False, f"{what} answered {show(result, 60)}, not an object", owner)
+    raise AssertionError("unreachable")
+
+
 # ---------------------------------------------------------------- replies, read tolerantly
 
 
@@ -256,15 +300,69 @@ def truncated_flag(result: Any) -> Any:
 # ---------------------------------------------------------------- requests
 
 
-def tree(adapter, fx, name: str, ref: str | None = None) -> dict:
+def tree_what(fx, name: str, ref: str | None = None) -> str:
+    return f"repo/tree of {fx.repo(name)}" + (f" at {ref}" if ref is not None else "")
+
+
+def tree(adapter, fx, name: str, ref: str | None = None, *, own: bool = False) -> dict:
+    """repo/tree's result. One that is not an object fails the running case
+    when it ``own``s tree replies, else skips it (FC-020's; FC-091's at a ref)."""
     result = adapter.request("repo/tree", {"repo": fx.repo(name), "ref": ref})
-    return result if isinstance(result, dict) else {}
+    return reply_object(result, tree_what(fx, name, ref),
+                        None if own else TREE_REPLIES if ref is None else REF_TREES)
+
+
+def listed_ids(adapter, fx, name: str, files: Iterable[str] | None = None, *,
+               ref: str | None = None, every: bool = False, result: dict | None = None
+               ) -> dict[str, str]:
+    """path -> sha of ``files`` (default: every file of the repo on disk) as
+    the tree (``result``, or a fresh repo/tree) lists them.
+
+    The running case skips when the listing gives it nothing to compare: none
+    of the files (or, with ``every``, not all of them) listed with a string
+    sha; listing is FC-020's (FC-091's at a ref), shas are FC-021's."""
+    files = set(disk_blobs(fx, name) if files is None else files)
+    if result is None:
+        result = tree(adapter, fx, name, ref)
+    ids = blob_ids(result, files)
+    listed = set(by_path(result)) & files
+    where = tree_what(fx, name, ref)
+    owner = COVERAGE if ref is None else REF_TREES
+    if every:
+        need(listed == files, f"{where} did not list {listing(files - listed)}", owner)
+        need(set(ids) == files, f"{where} listed {listing(files - set(ids))} without a string "
+             f"sha", ENTRY_SHAS)
+    else:
+        need(listed, f"{where} listed none of the {len(files)} files on disk", owner)
+        need(ids, f"{where} listed no file with a string sha", ENTRY_SHAS)
+    return ids
 
 
 def blob_bytes(adapter, fx, name: str, sha: str) -> bytes | None:
-    """repo/blob decoded leniently (None when bytes_b64 is missing or undecodable)."""
-    result = adapter.request("repo/blob", {"repo": fx.repo(name), "sha": sha})
-    return b64_loose(result.get("bytes_b64")) if isinstance(result, dict) else None
+    """repo/blob decoded leniently (None when bytes_b64 does not decode even
+    leniently). A reply that is not an object, or has no string bytes_b64,
+    skips the running case (blob replies are FC-024's)."""
+    what = f"repo/blob of {sha[:16]} in {fx.repo(name)}"
+    result = reply_object(adapter.request("repo/blob", {"repo": fx.repo(name), "sha": sha}),
+                          what, BLOB_REPLIES)
+    text = result.get("bytes_b64")
+    need(isinstance(text, str), f"{what} carried bytes_b64 {show(text, 40)}", BLOB_REPLIES)
+    return b64_loose(text)
+
+
+def serves_like(provider, adapter, fx, when: str) -> None:
+    """``provider`` (a process started another way: without cache params, in a
+    minimal environment, after a kill) serves repo/tree of alpha: it lists
+    every path on disk that the group ``adapter`` lists. When the group
+    adapter lists none, nothing can be compared (coverage is FC-020's)."""
+    disk = set(fx.walk(ALPHA))
+    usual = set(by_path(tree(adapter, fx, ALPHA))) & disk
+    need(usual, f"{tree_what(fx, ALPHA)} listed none of the {len(disk)} paths on disk", COVERAGE)
+    result = provider.request("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+    missing = usual - set(by_path(result))
+    fc_assert(not missing, expected=f"the {len(usual)} paths the group adapter lists",
+              got=f"missing {listing(missing)}" if isinstance(result, dict) else show(result, 60),
+              why=f"{when}, the adapter must serve {tree_what(fx, ALPHA)} as usual")
 
 
 def expect_error(adapter, method: str, params: dict, *, what: str) -> ProviderError:
@@ -321,6 +419,12 @@ class Search:
     call: Any
     result: dict
     mark: int               # transcript seq just before the request
+    q: str = ""
+    partial: bool = False
+
+    @property
+    def what(self) -> str:
+        return f"search/code {self.q!r}" + (" (streamed)" if self.partial else "")
 
     @property
     def items(self) -> list:
@@ -339,6 +443,23 @@ class Search:
     def all_items(self) -> list:
         return self.items + self.streamed
 
+    def need_hits(self) -> list[dict]:
+        """The hits of a query the fixture matches (the streamed ones for a
+        streamed search); the running case skips when there are none."""
+        got = hits(self.streamed if self.partial else self.items)
+        owner = (FILE_SEARCH if self.q.startswith("path:") else
+                 STREAMED_HITS if self.partial else SEARCH_RECALL)
+        need(got, f"{self.what} returned no hit although the fixture matches it", owner)
+        return got
+
+    def need_partials(self) -> list:
+        """The $/partial frames between the request and its reply (whatever
+        their params.id); the running case skips when there are none."""
+        frames = partial_frames(self.window())
+        need(frames, f"{self.what} sent no $/partial although the fixture matches it",
+             STREAMED_HITS)
+        return frames
+
     def window(self) -> list:
         """Inbound transcript entries from the request up to and including its reply."""
         out = []
@@ -353,9 +474,11 @@ class Search:
 
 def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
            inactivity_s: float | None = None, on_partial: Callable[..., Any] | None = None,
-           extra: dict | None = None) -> Search:
+           extra: dict | None = None, own: bool = False) -> Search:
     """search/code, one-shot or streaming (``partial``), with ``extra`` params
-    members if given; raises ProviderError."""
+    members if given; raises ProviderError. A reply that is not an object
+    fails the running case when it ``own``s that reply, else skips it
+    (path: queries are FC-034's, streamed replies FC-042's, others FC-070's)."""
     params: dict = {"q": q, "limit": limit, **(extra or {})}
     if partial:
         params["partial"] = True
@@ -367,7 +490,11 @@ def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
         kwargs["on_partial"] = on_partial
     call = adapter.call("search/code", params, **kwargs)
     result = call.result()
-    return Search(adapter, call, result if isinstance(result, dict) else {}, mark)
+    found = Search(adapter, call, {}, mark, q, partial)
+    owner = None if own else (FILE_SEARCH if q.startswith("path:") else
+                              STREAMED if partial else SEARCH_REPLIES)
+    found.result = reply_object(result, found.what, owner)
+    return found
 
 
 def partial_frames(entries_: Iterable[Any]) -> list[Any]:

@@ -23,7 +23,7 @@ def test_limit_honoured_or_ignored(adapter, fx):
     require_code_search(adapter)
     expected = files_containing(fx, TERM_WIDE)
     for limit in (10, 500):
-        found = search(adapter, TERM_WIDE, limit=limit)
+        found = search(adapter, TERM_WIDE, limit=limit, own=True)
         got, truncated = folded(found.items), truncated_flag(found.result)
         complete = expected <= got
         if truncated is True and complete:

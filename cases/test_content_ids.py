@@ -5,7 +5,8 @@ on disk. Directory ids are not content ids, so only paths that are files on
 disk are compared (the entries' ``type`` is FC-021's business).
 """
 
-from cases.expect import blob_bytes, blob_ids, disk_blobs, listing, read_or_none, show, tree
+from cases.expect import (COVERAGE, RESPAWN_SERVES, blob_bytes, blob_ids, listed_ids, listing,
+                          need, read_or_none, show, tree, tree_what)
 from cases.plugin import case, fc_assert
 from fixture.catalog import ALPHA, BETA, TERM_LINE_PATH, VCS
 
@@ -22,9 +23,10 @@ def test_same_bytes_same_id_across_calls(adapter, fx):
     call counter from the second tree call on.
     """
     for name in (ALPHA, BETA):
-        files = disk_blobs(fx, name)
-        first = blob_ids(tree(adapter, fx, name), files)
-        second = blob_ids(tree(adapter, fx, name), files)
+        first = listed_ids(adapter, fx, name)
+        second = blob_ids(tree(adapter, fx, name), set(first))
+        need(second, f"the second {tree_what(fx, name)} listed none of the files the first "
+             f"listed", COVERAGE)
         moved = changed_ids(first, second)
         fc_assert(not moved, expected="the same sha for unchanged bytes",
                   got=f"{name}: {listing(f'{p}: {a} then {b}' for p, (a, b) in moved.items())}",
@@ -43,7 +45,7 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
     path = TERM_LINE_PATH
     original = fx_mutable.read(ALPHA, path)
     rewritten = original + b"\n// FC-011 rewrote this file\n"
-    before = blob_ids(tree(provider, fx_mutable, ALPHA), {path}).get(path)
+    before = listed_ids(provider, fx_mutable, ALPHA, {path}, every=True)[path]
     target = fx_mutable.path / ALPHA / path
     try:
         target.write_bytes(rewritten)
@@ -68,8 +70,11 @@ def test_different_content_different_id(adapter, fx):
     not by content.
     """
     for name in (ALPHA, VCS) if fx.vcs_built else (ALPHA,):
+        ids = listed_ids(adapter, fx, name)
+        need(len(ids) > 1, f"{tree_what(fx, name)} listed only {listing(ids)} with a sha: "
+             f"no two files to compare", COVERAGE)
         owners: dict[str, list[str]] = {}
-        for path, sha in blob_ids(tree(adapter, fx, name), disk_blobs(fx, name)).items():
+        for path, sha in ids.items():
             owners.setdefault(sha, []).append(path)
         clashes = [f"{sha[:16]}: {', '.join(sorted(paths))}" for sha, paths in owners.items()
                    if len({read_or_none(fx, name, p) for p in paths}) > 1]
@@ -86,11 +91,12 @@ def test_ids_survive_respawn(spawn, fx):
     value (self-consistent within a process).
     """
     provider = spawn()
-    files = disk_blobs(fx, ALPHA)
-    before = blob_ids(tree(provider, fx, ALPHA), files)
+    before = listed_ids(provider, fx, ALPHA)
     provider.kill()
     provider.respawn()
-    after = blob_ids(tree(provider, fx, ALPHA), files)
+    after = blob_ids(tree(provider, fx, ALPHA), set(before))
+    need(after, f"after the respawn, {tree_what(fx, ALPHA)} listed none of the "
+         f"{len(before)} files listed before", RESPAWN_SERVES)
     moved = changed_ids(before, after)
     fc_assert(not moved, expected="the same sha for every file after a respawn",
               got=listing(f"{p}: {a} then {b}" for p, (a, b) in moved.items()),

@@ -5,8 +5,8 @@ FAULTS.json repos and skip when FORGE_NO_FAULTS=1. Kind cases judge only that
 an error came back and its kind; the shape of every error is FC-063's.
 """
 
-from cases.expect import (expect_error, faults, faults_disabled, judge_kind, listing, show,
-                          try_request, unknown_blob_id)
+from cases.expect import (expect_error, faults, faults_disabled, judge_kind, listing, need,
+                          show, try_request, unknown_blob_id)
 from cases.plugin import case, fc_assert, skip, warn
 from fixture.catalog import ALPHA, FAULT_REPOS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
 from wire.messages import ErrorObject, ShapeError, structure
@@ -102,14 +102,19 @@ def test_error_shape(adapter, fx):
         asks.append(("repo/commit", {"repo": missing, "sha": "0" * 40}))
     if not faults_disabled():
         asks.append(("repo/tree", {"repo": fx.repo(FAULT_OF["provider"]), "ref": None}))
-    problems = []
+    problems, judged = [], 0
     for method, params in asks:
         _, err = try_request(adapter, method, params)   # a result is not this case's concern
-        problem = err and error_shape_problem(err, unknown_method=method == UNKNOWN_METHOD)
+        if err is None:
+            continue
+        judged += 1
+        problem = error_shape_problem(err, unknown_method=method == UNKNOWN_METHOD)
         if problem:
             problems.append(f"{method} ({params.get('repo', '-')}): {problem}")
     fc_assert(not problems, expected="a non-empty message, an integer code, kind a non-empty "
               "string", got=listing(problems, 4), why="every error reply has the protocol's shape")
+    need(judged, f"none of the {len(asks)} requests for missing things (and an unknown method) "
+         f"answered an error", "errors for a missing repository or blob are FC-025's and FC-062's")
 
 
 def error_shape_problem(err, *, unknown_method):

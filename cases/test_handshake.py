@@ -4,9 +4,8 @@ The group adapter's generation-1 reply is judged as sent (``init_result``,
 the raw dict); FC-005 handshakes a fresh process without cache params.
 """
 
-from cases.expect import BUILTIN_ICONS, is_int, show, tree
+from cases.expect import BUILTIN_ICONS, is_int, serves_like, show
 from cases.plugin import case, fc_assert
-from fixture.catalog import ALPHA
 
 BASE_CAPABILITIES = ("orgs", "code_search", "file_search")
 
@@ -74,11 +73,12 @@ def test_icon_builtin_or_one_glyph(adapter):
 
 
 @case("FC-005")
-def test_no_cache_params(spawn, fx):
+def test_no_cache_params(adapter, spawn, fx):
     """An adapter initialized with exactly {"protocol": 1} (no cache_bytes,
-    no cache_dir) answers a result and then serves repo/tree.
+    no cache_dir) answers a result and then serves repo/tree of alpha as the
+    group adapter (initialized with cache params) does.
 
     Falsified by: needs-cache-dir: initialize fails (error reply) when cache_dir is absent.
     """
     provider = spawn(init_params={"protocol": 1})   # an error reply or a crash fails here
-    tree(provider, fx, ALPHA)
+    serves_like(provider, adapter, fx, "initialized without cache params")

@@ -9,15 +9,15 @@ themselves.
 
 from cases.expect import (UNKNOWN_REF, author_matches, b64_loose, blob_bytes, blob_ids, by_path,
                           expect_error, git_blame, git_log, git_paths, git_refs, git_show,
-                          git_text, instant, judge_kind, listing, show, tree, unknown_commit_id,
-                          url_hostile)
+                          git_text, instant, judge_kind, listed_ids, listing, need, reply_object,
+                          show, tree, unknown_commit_id, url_hostile)
 from cases.plugin import case, fc_assert, skip, warn
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
 from wire import ProviderError
-from wire.messages import Blame, Log, Refs, structure
+from wire.messages import Blame, Commit, Log, Refs, ShapeError, structure
 
 MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 DIVERGING = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN)   # main advanced / feature rewrote
@@ -48,7 +48,8 @@ def assert_paths_at(result, fx, ref):
     paths, want = set(by_path(result)), git_paths(fx, ref)
     if want is not None:
         fc_assert(paths == want, expected=f"git's {len(want)} paths at {ref}",
-                  got=f"missing {listing(want - paths)}; extra {listing(paths - want)}",
+                  got=f"missing {listing(want - paths) or 'none'}; "
+                  f"extra {listing(paths - want) or 'none'}",
                   why="a tree at a ref lists that revision")
 
 
@@ -84,7 +85,7 @@ def test_tree_at_ref(adapter, fx):
     """
     require(adapter, fx, "refs")
     for ref in (MAIN, FEATURE):
-        result = tree(adapter, fx, VCS, ref)
+        result = tree(adapter, fx, VCS, ref, own=True)
         assert_paths_at(result, fx, ref)
         ids = blob_ids(result, set(DIVERGING))
         for path in DIVERGING:   # fetched right after their own tree: ids are opaque
@@ -97,7 +98,7 @@ def test_tree_at_ref(adapter, fx):
                   why="branch echoes the requested ref")
     listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
     for ref in (r for r in listed if r not in (MAIN, FEATURE)):
-        assert_paths_at(tree(adapter, fx, VCS, ref), fx, ref)
+        assert_paths_at(tree(adapter, fx, VCS, ref, own=True), fx, ref)
 
 
 @case("FC-092")
@@ -125,15 +126,14 @@ def test_ids_across_refs(adapter, fx):
     """
     require(adapter, fx, "refs")
     paths = {*DIVERGING, VCS_SAME_BOTH}
-    main = blob_ids(tree(adapter, fx, VCS, MAIN), paths)
-    feature = blob_ids(tree(adapter, fx, VCS, FEATURE), paths)
+    main = listed_ids(adapter, fx, VCS, paths, ref=MAIN, every=True)
+    feature = listed_ids(adapter, fx, VCS, paths, ref=FEATURE, every=True)
     for path in DIVERGING:
-        fc_assert(path in main and path in feature and main[path] != feature[path],
+        fc_assert(main[path] != feature[path],
                   expected=f"different ids for {path} at {MAIN} and {FEATURE}",
-                  got=f"{show(main.get(path))} at both" if main.get(path) == feature.get(path)
-                  else f"{show(main.get(path))} and {show(feature.get(path))}",
+                  got=f"{show(main[path])} at both",
                   why="an id must change when the content changes")
-    if main.get(VCS_SAME_BOTH) != feature.get(VCS_SAME_BOTH):
+    if main[VCS_SAME_BOTH] != feature[VCS_SAME_BOTH]:
         warn(f"commit-keyed: {VCS_SAME_BOTH} has identical bytes on {MAIN} and {FEATURE} but "
              f"different ids (allowed; one shared id would save the host a fetch)")
 
@@ -178,9 +178,9 @@ def test_log_limit(adapter, fx):
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
-    result = adapter.request("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS,
-                                          "ref": None, "limit": 2})
-    result = result if isinstance(result, dict) else {}
+    result = reply_object(adapter.request("repo/log", {"repo": fx.repo(VCS), "ref": None,
+                                                       "path": VCS_THREE_COMMITS, "limit": 2}),
+                          "repo/log with limit 2", None)
     items = result.get("items")
     count = len(items) if isinstance(items, list) else 0
     fc_assert(count == 2 and result.get("truncated") is True,
@@ -200,18 +200,22 @@ def test_blob_at(adapter, fx):
     require(adapter, fx, "log")
     for ref in (MAIN, FEATURE):
         paths = [*DIVERGING, *sorted(p for p in git_paths(fx, ref) or () if url_hostile(p))]
-        listed = blob_ids(tree(adapter, fx, VCS, ref), set(paths))
+        served = {}
         for path in paths:
-            result = adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
-                                                      "ref": ref})
-            result = result if isinstance(result, dict) else {}
+            what = f"repo/blob_at of {path} at {ref}"
+            result = reply_object(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
+                                                                    "path": path, "ref": ref}),
+                                  what, None)
             got = b64_loose(result.get("bytes_b64"))
             fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="blob_at serves the file as of that ref")
-            fc_assert(result.get("sha") == listed.get(path),
-                      expected=f"sha {show(listed.get(path))} (the tree at {ref})",
-                      got=f"sha {show(result.get('sha'))}",
+            served[path] = result.get("sha")
+        listed = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
+        for path in paths:
+            fc_assert(served[path] == listed[path],
+                      expected=f"{path}: sha {show(listed[path])} (the tree at {ref})",
+                      got=f"sha {show(served[path])}",
                       why="blob_at's sha is the tree-at-ref entry's sha")
 
 
@@ -270,8 +274,9 @@ def test_blame(adapter, fx):
 @case("FC-099")
 def test_capability_honesty(adapter, fx):
     """refs/log/blame/commit, when present, are JSON booleans, and each one
-    declared true is served for vcs (refs, log, blame of a file, commit of
-    main's tip answer results).
+    declared true is served for vcs (refs, log, blame of a file answer
+    results; commit of main's tip answers a well-formed commit: no other case
+    reads repo/commit).
 
     Falsified by: commit-unimplemented: declares commit true but answers repo/commit "unknown
     method".
@@ -286,17 +291,32 @@ def test_capability_honesty(adapter, fx):
         return   # false or absent is never asked (the incapable gate proves it)
     if not fx.vcs_built:
         skip(f"asks vcs for {', '.join(declared)}: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
-    unserved = []
+    unserved, unjudged = [], []
     for capability in declared:
         method, params = capability_probe(fx, capability)
         try:
-            adapter.request(method, params)
+            result = adapter.request(method, params)
         except ProviderError as err:
             if err.origin != "adapter":
                 raise
             unserved.append(f"{capability} true but {method} answered {err.message!r}")
+            continue
+        if capability == "commit":   # no other case reads repo/commit: its reply is judged here
+            try:
+                structure(result, Commit)
+            except ShapeError as exc:
+                unserved.append(f"commit true but {method} answered a malformed commit ({exc})")
+        elif not isinstance(result, dict):
+            unjudged.append(f"{method} answered {show(result, 40)}, not an object "
+                            f"({REPLY_OWNERS[capability]})")
     fc_assert(not unserved, expected="a result for every declared capability",
               got=listing(unserved), why="a capability declared true must be implemented")
+    need(not unjudged, "; ".join(unjudged))
+
+
+# Whose rule the reply of each revision probe is (FC-099 owns repo/commit's).
+REPLY_OWNERS = {"refs": "refs replies are FC-090's", "log": "log replies are FC-094's",
+                "blame": "blame replies are FC-098's"}
 
 
 def capability_probe(fx, capability):

@@ -5,8 +5,8 @@ and checked against the bytes on disk. Items are read tolerantly: a hit's
 shape as a whole is FC-044's, each member here is judged by its owner.
 """
 
-from cases.expect import (blob_bytes, disk_blobs, hits, instant, lines_with, listing,
-                          read_or_none, require_code_search, search, served, show)
+from cases.expect import (FILE_SEARCH, blob_bytes, disk_blobs, hits, instant, lines_with,
+                          listing, need, read_or_none, require_code_search, search, served, show)
 from cases.plugin import case, fc_assert, skip, warn
 from fixture.catalog import TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY
 from wire import ProviderError
@@ -28,7 +28,9 @@ def test_path_only_hits_render(adapter, fx):
     except ProviderError as err:
         if err.origin != "adapter":
             raise
-        skip(f"the path: query answered an error ({err.message}); FC-034 judges that")
+        need(False, f"search/code 'path:{TERM_PATHONLY}' answered an error ({err.message})",
+             FILE_SEARCH)
+    found[0].need_hits()
     if adapter.caps.code_search:
         found.append(search(adapter, TERM_PATHONLY))
     path_only = [h for s in found for h in hits(s.items) if h.get("matches", []) == []]
@@ -59,8 +61,9 @@ def test_line_is_one_based_and_real(adapter, fx):
     """
     require_code_search(adapter)
     found = [search(adapter, TERM_LINE), search(adapter, TERM_LINE, partial=True)]
+    got = [h for s in found for h in s.need_hits()]
     repos, judged = served(fx), 0
-    for hit in (h for s in found for h in hits(s.all_items())):
+    for hit in got:
         line = hit.get("line")
         data = read_or_none(fx, repos[hit["repo"]], hit["path"]) if hit["repo"] in repos else None
         if type(line) is not int or data is None:
@@ -88,6 +91,8 @@ def test_located_is_boolean(adapter, fx):
     """
     require_code_search(adapter)
     found = [search(adapter, TERM_MANY_ALPHA), search(adapter, TERM_MANY_ALPHA, partial=True)]
+    for s in found:
+        s.need_hits()
     items = [i for s in found for i in s.all_items() if isinstance(i, dict) and "located" in i]
     bad = [f"{i.get('path')}: {show(i['located'])}" for i in items
            if not isinstance(i["located"], bool)]
@@ -131,7 +136,7 @@ def test_file_search_inherits_code_search(adapter, fx):
     """
     if not adapter.caps.file_search:
         skip("file_search is effectively false, so no path: query is sent")
-    found = search(adapter, f"path:{TERM_PATHONLY}")
+    found = search(adapter, f"path:{TERM_PATHONLY}", own=True)
     fc_assert(hits(found.items), expected=f"at least one hit for path:{TERM_PATHONLY}",
               got=f"items {show(found.items)}",
               why="file search is available, so a file name is found")

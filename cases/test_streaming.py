@@ -8,10 +8,11 @@ and from the client's routed batches where it is about their content.
 import threading
 import time
 
-from cases.expect import (frame_items, is_int, listing, partial_frames, partial_id,
-                          require_code_search, search, show, tree, wait_first_partial_or_end)
-from cases.plugin import INACTIVITY_S, SILENCE_S, case, fail, fc_assert
-from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_WIDE
+from cases.expect import (STREAMED, STREAMED_HITS, frame_items, is_int, listing, need,
+                          partial_frames, partial_id, reply_object, require_code_search, search,
+                          show, tree, wait_first_partial_or_end)
+from cases.plugin import INACTIVITY_S, SILENCE_S, case, fail, fc_assert, warn
+from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
 from wire import ProviderError
 
 
@@ -25,7 +26,7 @@ def test_partials_carry_request_id(adapter):
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True)
-    frames = partial_frames(found.window())
+    frames = found.need_partials()
     wrong = [f"params.id {show(partial_id(f))}" for f in frames
              if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)]
     fc_assert(not wrong, expected=f"params.id {found.call.id} on every $/partial",
@@ -41,6 +42,7 @@ def test_no_partial_after_reply(adapter):
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True)
+    found.need_partials()   # a stream of no batch has nothing to send late
     time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
     late = [f for f in partial_frames(adapter.transcript.since(found.mark))
             if partial_id(f) == found.call.id and f.outcome == "retired_id"]
@@ -58,7 +60,7 @@ def test_streamed_reply_is_metadata_only(adapter):
     final reply.
     """
     require_code_search(adapter)
-    found = search(adapter, TERM_MANY_ALPHA, partial=True)
+    found = search(adapter, TERM_MANY_ALPHA, partial=True, own=True)
     items = found.result.get("items", [])
     fc_assert(items == [], expected="items [] (or absent)",
               got=f"{len(items)} items" if isinstance(items, list) else f"items {show(items)}",
@@ -75,19 +77,24 @@ def test_streamed_reply_is_metadata_only(adapter):
 
 @case("FC-043")
 def test_stream_within_inactivity_window(adapter):
-    """A streaming search over every repo completes although the client allows
-    only INACTIVITY_S of silence between batches.
+    """A streaming search whose hits lie in two repositories (so at least two
+    batches) completes although the client allows only INACTIVITY_S of
+    silence between batches: each $/partial resets the window.
 
     Falsified by: stream-stall-4s: a 4 s silence after the first batch of every streamed search.
     """
     require_code_search(adapter)
     try:
-        search(adapter, TERM_WIDE, partial=True, inactivity_s=INACTIVITY_S)
+        found = search(adapter, TERM_SEVERAL, partial=True, inactivity_s=INACTIVITY_S)
     except ProviderError as err:
         if err.kind != "timeout" or err.origin != "host":
             raise
         fail(f"the stream went silent for {INACTIVITY_S:g} s", expected="a batch or the reply "
              f"at least every {INACTIVITY_S:g} s", got=str(err))
+    found.need_hits()
+    if len(found.batches) < 2:
+        warn(f"{found.what} came in one batch, so the reset of the {INACTIVITY_S:g} s "
+             f"inactivity window by a $/partial was not exercised")
 
 
 @case("FC-044")
@@ -100,6 +107,7 @@ def test_batches_are_well_formed(adapter):
     """
     require_code_search(adapter)
     found = search(adapter, TERM_WIDE, limit=20, partial=True)
+    found.need_hits()
     bad = [f"batch {n} ({len(batch)} items): {problem}" for n, batch in enumerate(found.batches, 1)
            for problem in filter(None, map(hit_problem, batch))]
     fc_assert(not bad, expected="every streamed item a well-formed hit", got=listing(bad, 3),
@@ -130,17 +138,29 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     """After $/cancelRequest on a live stream, a terminal reply arrives within
     the deadline and it is a result, and the adapter answers a fresh request.
 
+    The term streams its hits early (alpha) while the scan goes on through
+    wide, so the cancel reaches a stream that is still running.
+
     Falsified by: cancel-answers-error: a cancelled streaming search is answered with an error
     reply.
     """
     require_code_search(adapter)
     first = threading.Event()
-    call = adapter.call("search/code", {"q": TERM_WIDE, "limit": 500, "partial": True},
+    what = f"search/code {TERM_MANY_ALPHA!r} (streamed)"
+    call = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True},
                         on_partial=lambda *_: first.set())
     wait_first_partial_or_end(call, first, SILENCE_S)
+    if call.outcome is not None:   # over before the cancel: nothing was cancelled
+        if call.outcome != "error":
+            call.result()   # a timeout or a closed output: raises, and the plugin reports it
+        need(call.outcome == "result", f"{what} answered an error before any cancel "
+             f"({call.error})", STREAMED)
+        need(call.partials, f"{what} ended with no $/partial before the cancel", STREAMED_HITS)
+        need(False, f"{what} ended before the cancel could reach it")
     adapter.cancel(call)
     call.wait()
     fc_assert(call.outcome == "result", expected="a terminal result after the cancel",
               got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
               why="a cancelled stream still ends with a normal metadata-only reply")
+    reply_object(call.value, f"{what}, cancelled,", None)
     tree(adapter, fx, ALPHA)

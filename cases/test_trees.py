@@ -7,8 +7,9 @@ disk; blob ids are taken from the adapter's own listing.
 import base64
 from collections import Counter
 
-from cases.expect import (b64_loose, b64_strict_problem, blob_ids, by_path,
-                          entries, expect_error, is_int, judge_kind, listing, show, tree)
+from cases.expect import (COVERAGE, b64_loose, b64_strict_problem, blob_ids, by_path, entries,
+                          expect_error, is_int, judge_kind, listed_ids, listing, need,
+                          reply_object, show, tree, tree_what)
 from cases.plugin import case, fc_assert, fail, warn
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
                              BETA, VCS, WIDE)
@@ -30,13 +31,14 @@ def test_walk_covers_every_path(adapter, fx):
     """
     for name in listed_repos(fx):
         disk = set(fx.walk(name))   # the URL-hostile and non-ASCII names verbatim
-        listed = Counter(e["path"] for e in entries(tree(adapter, fx, name)))
+        listed = Counter(e["path"] for e in entries(tree(adapter, fx, name, own=True)))
         odd = [p for p in listed if p.startswith(("/", "./")) or not p]
         fc_assert(not odd, expected="repository-relative paths",
                   got=f"{name}: {listing(map(repr, odd))}", why="paths have no leading '/' or './'")
         missing, extra = disk - set(listed), set(listed) - disk
         fc_assert(not missing and not extra, expected=f"{name}: the {len(disk)} paths on disk",
-                  got=f"missing {listing(missing)}; not on disk {listing(extra)}",
+                  got=f"missing {listing(missing) or 'none'}; "
+                  f"not on disk {listing(extra) or 'none'}",
                   why="the walk must be recursive and name every path as it is on disk")
         twice = [p for p, n in listed.items() if n > 1]
         fc_assert(not twice, expected="each path once",
@@ -51,12 +53,13 @@ def test_entry_typing(adapter, fx):
 
     Falsified by: dirs-typed-dir: directories are typed "dir" instead of "tree".
     """
-    problems = []
+    problems, unlisted = [], []
     for name in listed_repos(fx):
         disk = fx.walk(name)
-        for path, entry in by_path(tree(adapter, fx, name)).items():
-            if path not in disk:
-                continue   # FC-020's concern
+        judged = {p: e for p, e in by_path(tree(adapter, fx, name)).items() if p in disk}
+        if not judged:   # paths not on disk, or missing ones, are FC-020's
+            unlisted.append(f"{tree_what(fx, name)} listed none of the {len(disk)} paths on disk")
+        for path, entry in judged.items():
             where = f"{name}/{path}"
             if entry.get("type") != disk[path]:
                 problems.append(f"{where}: type {show(entry.get('type'))}, not {disk[path]!r}")
@@ -70,6 +73,7 @@ def test_entry_typing(adapter, fx):
                     problems.append(f"{where}: size {show(size)}, file has {want} bytes")
     fc_assert(not problems, expected="type, sha and size as on disk", got=listing(problems, 4),
               why="every tree entry is typed like the disk and carries a sha")
+    need(not unlisted, "; ".join(unlisted), COVERAGE)
 
 
 @case("FC-022")
@@ -79,10 +83,10 @@ def test_truncated_flag(adapter, fx):
 
     Falsified by: tree-capped-1000: trees stop at 1,000 entries without setting truncated.
     """
-    alpha = tree(adapter, fx, ALPHA)
+    alpha = tree(adapter, fx, ALPHA, own=True)
     fc_assert(alpha.get("truncated", False) is False, expected="truncated false (or absent)",
               got=f"truncated {show(alpha.get('truncated'))}", why="a small tree is never cut")
-    wide = tree(adapter, fx, WIDE)
+    wide = tree(adapter, fx, WIDE, own=True)
     listed, disk = set(by_path(wide)), set(fx.walk(WIDE))
     if wide.get("truncated") is True:
         fc_assert(listed, expected="at least one entry", got="none",
@@ -101,9 +105,7 @@ def test_big_blob(adapter, fx):
     Falsified by: big-blob-cut: blobs over 1 MiB are served cut to their first 1 MiB.
     """
     want = fx.read(ALPHA, ALPHA_BIG)
-    sha = blob_ids(tree(adapter, fx, ALPHA), {ALPHA_BIG}).get(ALPHA_BIG)
-    fc_assert(sha is not None, expected=f"{ALPHA_BIG} in alpha's tree", got="not listed",
-              why="the big blob's id comes from the tree")
+    sha = listed_ids(adapter, fx, ALPHA, {ALPHA_BIG}, every=True)[ALPHA_BIG]
     try:
         result = adapter.request("repo/blob", {"repo": fx.repo(ALPHA), "sha": sha})
     except ProviderError as err:
@@ -112,7 +114,8 @@ def test_big_blob(adapter, fx):
         if err.raw_kind != "provider":
             warn(f"the >1 MiB refusal came with kind {show(err.raw_kind)}; 'provider' is preferred")
         return
-    got = b64_loose(result.get("bytes_b64") if isinstance(result, dict) else None)
+    result = reply_object(result, f"repo/blob of {ALPHA_BIG}", None)
+    got = b64_loose(result.get("bytes_b64"))
     if got == want:
         return
     damage = "a truncated prefix" if got is not None and want.startswith(got) else "other content"
@@ -129,10 +132,9 @@ def test_binary_blobs_strict_base64(adapter, fx):
     UTF-8 becomes U+FFFD.
     """
     paths = (ALPHA_BINARY, ALPHA_EMPTY, *ALPHA_ESCAPE_PATHS)
-    ids = blob_ids(tree(adapter, fx, ALPHA), set(paths))
-    for path in paths:
-        if path not in ids:
-            continue   # FC-020's concern
+    alpha = tree(adapter, fx, ALPHA)
+    ids = blob_ids(alpha, set(paths))
+    for path in (p for p in paths if p in ids):
         result = adapter.request("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[path]})
         text = structure(result, Blob).bytes_b64
         problem = b64_strict_problem(text)
@@ -142,6 +144,7 @@ def test_binary_blobs_strict_base64(adapter, fx):
         got = base64.b64decode(text)
         fc_assert(got == want, expected=f"{path}: {len(want)} bytes as on disk",
                   got=f"{len(got)} other bytes", why="blob bytes are served raw")
+    listed_ids(adapter, fx, ALPHA, paths, every=True, result=alpha)   # any not judged: skip
 
 
 @case("FC-025")

@@ -31,7 +31,8 @@ mat = importlib.import_module("fixture.materialize")
 
 REPO_ROOT = FIXTURE_ROOT.parent
 needs_git = pytest.mark.skipif(not git_available(), reason=GIT_MISSING_REASON)
-TERMS = (cat.TERM_LINE, cat.TERM_PATHONLY, cat.TERM_MANY_ALPHA, cat.TERM_WIDE)
+TERMS = (cat.TERM_LINE, cat.TERM_PATHONLY, cat.TERM_MANY_ALPHA, cat.TERM_WIDE,
+         cat.TERM_SEVERAL)
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +302,15 @@ def test_term_many_alpha_is_in_many_alpha_files_only(everything):
 
 def test_term_wide_is_in_wide_only(everything):
     content, paths = holders(everything, cat.TERM_WIDE)
-    assert len(content) > 100 and all(p.startswith(f"{cat.WIDE}/") for p in content)
+    assert len(content) == 600 and all(p.startswith(f"{cat.WIDE}/") for p in content)   # catalog
+    assert not paths
+
+
+def test_term_several_is_in_one_alpha_file_and_one_beta_file_only(everything):
+    """A stream of one batch per repository carries it in at least two batches (FC-043)."""
+    content, paths = holders(everything, cat.TERM_SEVERAL)
+    assert content == {f"{repo}/{path}" for repo, path in cat.TERM_SEVERAL_PATHS}
+    assert {repo for repo, _ in cat.TERM_SEVERAL_PATHS} == {cat.ALPHA, cat.BETA}
     assert not paths
 
 
