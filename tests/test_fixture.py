@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -388,24 +387,6 @@ def test_materialize_and_cleanup_never_write_the_repo_fixture(tmp_path):
     assert not m.path.exists() and list(tmp_path.iterdir()) == []
     m.cleanup()   # idempotent
     assert snapshot(FIXTURE_ROOT) == before
-
-
-def test_materialize_is_fast(tmp_path):
-    # Target: < 1 s (about 0.3 s on a healthy disk). Creating thousands of files is
-    # bound by the disk, so the check is judged against this disk's own speed at
-    # creating as many small files, plus a fixed second for everything else.
-    start = time.perf_counter()
-    with materialize(tmp_path) as m:
-        elapsed = time.perf_counter() - start
-        count = sum(len(names) for _, _, names in os.walk(m.path))
-    bench = tmp_path / "bench"
-    bench.mkdir()
-    start = time.perf_counter()
-    for n in range(count):
-        (bench / f"f{n}").write_bytes(b"x\n")
-    floor = time.perf_counter() - start
-    assert elapsed < 2 * floor + 1.0, \
-        f"materialize took {elapsed:.2f}s; creating {count} files here takes {floor:.2f}s"
 
 
 def test_fixture_package_is_stdlib_only():
