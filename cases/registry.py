@@ -121,8 +121,10 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-063", _E, "unknown kinds tolerated (suite asserts shape, not kind set)",
          "§Errors (kinds, v1.1 — open enum)", "v1.1"),
 
+    # `truncated` on search/code arrived in v1.2 and `limit` in v1.4 (which has no
+    # level of its own here); a v1.2 adapter passes by ignoring the advisory limit.
     Case("FC-070", _B, "honoring limit stops at ~N and sets truncated: true",
-         "§Methods search/code (bounded compute, advisory)", "v1"),
+         "§Methods search/code (bounded compute, advisory)", "v1.2"),
 
     Case("FC-080", _I, "icon is absent, a builtin name, or a single glyph",
          "§Handshake (icon, v1.3)", "v1.3"),
