@@ -1,0 +1,14 @@
+"""Adapters the self-tests run the suite against.
+
+Every one is the reference adapter (vendor/fs_provider.py) behind a proxy
+(``proxy.py``) with a small set of hooks that change one behaviour:
+
+- ``mutants.py``: one defect per switch, each with the exact set of cases it
+  must fail (the mutant matrix, tests/test_mutants.py);
+- ``controls.py``: legal variations that must stay fully green
+  (tests/test_controls.py);
+- ``gates.py``: the nonconforming and incapable adapters (tests/test_gate.py,
+  tests/test_capability_gating.py).
+
+Run one with ``python3 tests/mutant.py <switch> <fixture-dir>``.
+"""

@@ -1,0 +1,287 @@
+"""Hook building blocks shared by the mutants, the controls and the gates.
+
+Small, parameterised hook sets that several adapters reuse: rewriting blob
+ids everywhere they appear (with the reverse map for repo/blob), rewriting
+the initialize result, rewriting error kinds, delaying stream frames, and
+answering a method with an error. Each adapter in mutants.py / controls.py /
+gates.py is one of these with its parameters, or a few lines of its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from tests.adapters.proxy import Hooks, Request, error_data, hits_of, result_of, tree_blobs
+
+MIB = 1 << 20
+
+
+class Variant(NamedTuple):
+    """One adapter of a table (mutants.MUTANTS, controls.CONTROLS)."""
+    switch: str
+    hooks: Callable[[], Hooks]         # the hook set (a class or factory)
+    expected: frozenset = frozenset()  # case ids the suite must fail, exactly (mutants)
+    warns: frozenset = frozenset()     # case ids that must carry a warning (controls)
+
+    @property
+    def description(self) -> str:
+        """The first line of the hook set's docstring."""
+        return (self.hooks.__doc__ or "").strip().splitlines()[0]
+
+
+def registrar(table: dict):
+    """A class decorator factory filling ``table``: @register(switch, *expected, warns=())."""
+    def register(switch: str, *expected: str, warns: tuple[str, ...] = ()):
+        def add(cls):
+            assert switch not in table, f"switch {switch!r} registered twice"
+            table[switch] = Variant(switch, cls, frozenset(expected), frozenset(warns))
+            return cls
+        return add
+    return register
+
+
+def repo_name(repo: object) -> str:
+    """The fixture directory name of a repository id (the org part is ignored)."""
+    text = repo if isinstance(repo, str) else ""
+    return text.split("/", 1)[1] if "/" in text else text
+
+
+def is_git(proxy, repo: object) -> bool:
+    name = repo_name(repo)
+    return bool(name) and (proxy.fixture / name / ".git").exists()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def git_blob_id(data: bytes) -> str:
+    """git's blob id: sha1 of "blob <len>\\0" + bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class BlobIds(Hooks):
+    """Rewrite blob content ids wherever the adapter emits them (tree entries,
+    blob_at, search hits) through ``fake(...)``, and map the fake ids back to
+    the reference's ids in repo/blob requests, so the adapter stays
+    self-consistent. ``fake`` returning the id unchanged leaves it alone.
+
+    ``where`` is "tree", "blob_at" or "hit"; ``ref`` is the request's ref
+    (None for the default branch / working tree and for hits).
+    """
+
+    def __init__(self):
+        self.back: dict[str, str] = {}
+
+    def fake(self, proxy, req: Request, sha: str, repo: str, path: str, ref, where: str) -> str:
+        return sha
+
+    def _swap(self, proxy, req, holder: dict, repo, path, ref, where) -> None:
+        sha = holder.get("sha")
+        if not isinstance(sha, str) or not sha:
+            return
+        new = self.fake(proxy, req, sha, repo, path, ref, where)
+        if new != sha:
+            self.back[new] = sha
+            holder["sha"] = new
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blob":
+            sha = req.params.get("sha")
+            if isinstance(sha, str) and sha in self.back:
+                req.params["sha"] = self.back[sha]
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        repo, ref = req.params.get("repo"), req.params.get("ref")
+        if req.method == "repo/tree":
+            for entry in tree_blobs(result):
+                self._swap(proxy, req, entry, repo, entry.get("path"), ref, "tree")
+        elif req.method == "repo/blob_at":
+            self._swap(proxy, req, result, repo, req.params.get("path"), ref, "blob_at")
+        elif req.method == "search/code":
+            self._hits(proxy, req, msg)
+        return msg
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            self._hits(proxy, req, msg)
+        return msg
+
+    def _hits(self, proxy, req, msg):
+        for hit in hits_of(req, msg):
+            self._swap(proxy, req, hit, hit.get("repo"), hit.get("path"), None, "hit")
+
+
+class SaltedIds(BlobIds):
+    """Every blob id salted with a per-process random value."""
+
+    def __init__(self):
+        super().__init__()
+        self.salt = os.urandom(8).hex()
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        return sha256_hex(f"{self.salt}:{sha}".encode())
+
+
+class GitIds(BlobIds):
+    """Blob ids rewritten to git's blob ids: from ``git ls-tree`` for trees at a
+    ref (and blob_at at a ref), from the file on disk for the working tree."""
+
+    def __init__(self):
+        super().__init__()
+        self.at_ref: dict[tuple, dict] = {}
+
+    def tree_ids(self, proxy, repo, ref) -> dict:
+        """path -> git blob id in the tree at ``ref``."""
+        key = (repo_name(repo), ref)
+        if key not in self.at_ref:
+            run = subprocess.run(["git", "-C", str(proxy.fixture / key[0]), "ls-tree", "-r", "-z",
+                                  "--full-tree", str(ref)], capture_output=True)
+            ids = {}
+            for record in run.stdout.split(b"\0"):
+                meta, tab, path = record.partition(b"\t")
+                parts = meta.split()
+                if tab and len(parts) == 3 and parts[1] == b"blob":
+                    ids[path.decode("utf-8", "surrogateescape")] = parts[2].decode()
+            self.at_ref[key] = ids
+        return self.at_ref[key]
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if ref is not None:
+            return self.tree_ids(proxy, repo, ref).get(path) or sha
+        data = read_worktree(proxy, repo, path)
+        return sha if data is None else git_blob_id(data)
+
+
+class InitResult(Hooks):
+    """Rewrite the initialize result with ``edit(result, req)``."""
+
+    def edit(self, proxy, req: Request, result: dict) -> None:
+        pass
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "initialize" and result is not None:
+            self.edit(proxy, req, result)
+        return msg
+
+
+class KindRewrite(Hooks):
+    """Rewrite ``data.kind`` of error replies: kind ``old`` becomes ``new``
+    (for ``methods`` only, when given)."""
+
+    def __init__(self, old: str, new: str, methods: tuple[str, ...] = ()):
+        self.old, self.new, self.methods = old, new, methods
+
+    def reply(self, proxy, req, msg):
+        if "error" in msg and (not self.methods or (req is not None and req.method in self.methods)):
+            data = error_data(msg)
+            if data is not None and data.get("kind") == self.old:
+                data["kind"] = self.new
+        return msg
+
+
+class StreamPause(Hooks):
+    """Pause before forwarding stream frames of streaming searches.
+
+    ``before(req, n)`` says how long to wait before forwarding partial number
+    ``n`` (0-based) of ``req``; ``before_reply(req)`` before its final reply.
+    The pump is ordered, so the pause is a silence on the whole output.
+    """
+
+    def before(self, req: Request, n: int) -> float:
+        return 0.0
+
+    def before_reply(self, req: Request) -> float:
+        return 0.0
+
+    def partial(self, proxy, req, msg):
+        if req is not None and req.streaming:
+            pause = self.before(req, req.partials)
+            if pause > 0:
+                time.sleep(pause)      # the behaviour under test: a silent adapter
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.streaming and req.method == "search/code":
+            pause = self.before_reply(req)
+            if pause > 0:
+                time.sleep(pause)
+        return msg
+
+
+class Refuse(Hooks):
+    """Answer the listed methods with an error instead of asking the child."""
+
+    def __init__(self, methods: tuple[str, ...], message: str = "unknown method '{method}'",
+                 kind: str | None = None, code: int = 1, marker: str | None = None):
+        self.methods, self.message, self.kind, self.code = methods, message, kind, code
+        self.marker = marker
+
+    def applies(self, req: Request) -> bool:
+        return req.method in self.methods
+
+    def request(self, proxy, req, msg):
+        if not self.applies(req):
+            return msg
+        if self.marker:
+            sys.stderr.write(f"{self.marker} {req.method} {req.params!r}\n")
+            sys.stderr.flush()
+        proxy.error(req, self.message.format(method=req.method), kind=self.kind, code=self.code)
+        return None
+
+
+class BigBlobsFromDisk(Hooks):
+    """Serve blobs the reference refuses for size (over 1 MiB) from the file on
+    disk, cut to ``cut`` bytes (None: whole). The file is found through the
+    working-tree listings the adapter emitted (blob id -> repo, path)."""
+
+    cut: int | None = None
+
+    def __init__(self):
+        self.paths: dict[str, tuple] = {}
+
+    def reply(self, proxy, req, msg):
+        if req is None:
+            return msg
+        result = result_of(msg)
+        if req.method == "repo/tree" and req.params.get("ref") is None and result is not None:
+            for entry in tree_blobs(result):
+                self.paths[entry.get("sha")] = (req.params.get("repo"), entry.get("path"))
+        elif req.method == "repo/blob" and "error" in msg and req.params.get("sha") in self.paths:
+            data = read_worktree(proxy, *self.paths[req.params["sha"]])
+            if data is not None and len(data) > MIB:
+                data = data if self.cut is None else data[:self.cut]
+                return {"jsonrpc": "2.0", "id": req.id,
+                        "result": {"bytes_b64": base64.b64encode(data).decode("ascii")}}
+        return msg
+
+
+def read_worktree(proxy, repo: object, path: object) -> bytes | None:
+    """A file's bytes from the materialized fixture (the default branch's worktree)."""
+    name = repo_name(repo)
+    if not name or not isinstance(path, str):
+        return None
+    try:
+        return (proxy.fixture / name / path).read_bytes()
+    except OSError:
+        return None
+
+
+def fixture_repos(proxy) -> set[str]:
+    """Names the reference serves: the top-level directories of the fixture."""
+    try:
+        return {p.name for p in Path(proxy.fixture).iterdir() if p.is_dir()}
+    except OSError:
+        return set()

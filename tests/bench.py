@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Benchmarks of the suite (not collected by pytest): ``python3 tests/bench.py wire``.
+
+Subcommands register themselves in ``COMMANDS``; ``wire`` measures the host
+client (issue 2's speed targets), others (``suite``, ``stress``) can be added
+next to it. Each prints its figures side by side with their baselines.
+
+wire:
+  1. streaming 200,000 search items in 2,000 ``$/partial`` batches through
+     Provider, vs a bare loop that only splits lines and ``json.loads`` the
+     same bytes (in memory, and over a pipe from the same peer);
+     target: Provider >= 50% of the bare loop's items/s;
+  2. 10,000 sequential round trips against a minimal echo peer, vs a raw
+     pipe write/readline loop; target: overhead <= 2x;
+  3. peak memory (tracemalloc) of the streaming run when the caller keeps no
+     items, at two stream lengths: it must stay proportional to one batch,
+     not to the stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.mock_peer import bench_lines  # noqa: E402
+from wire import Provider, Transcript  # noqa: E402
+
+PEER = [sys.executable, str(ROOT / "tests" / "mock_peer.py")]
+ITEMS, BATCHES, ROUND_TRIPS = 200_000, 2_000, 10_000
+SEARCH = {"q": "retry", "limit": 500, "partial": True}
+
+
+def _best(repeat: int, *fns) -> list[float]:
+    """The best (shortest) time of each fn() -> (seconds, extra) over ``repeat``
+    rounds, the functions interleaved so that a burst of load elsewhere on the
+    machine hits them alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], fn()[0])
+    return best
+
+
+# ---------------------------------------------------------------- 1. streaming
+
+
+def stream_provider(items: int, batches: int) -> tuple[float, int]:
+    with Provider(PEER + ["--mode", "bench-stream", "--items", str(items),
+                          "--batches", str(batches)], deadline_s=60) as p:
+        p.start()
+        count = 0
+
+        def on_partial(batch):
+            nonlocal count
+            count += len(batch)
+
+        t0 = time.perf_counter()
+        p.call("search/code", SEARCH, on_partial=on_partial, keep_partials=False).result()
+        elapsed = time.perf_counter() - t0
+    assert count == items, (count, items)
+    return elapsed, count
+
+
+def stream_bare_memory(data: bytes) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    count = 0
+    loads = json.loads
+    for line in data.split(b"\n"):
+        if line:
+            count += len(loads(line)["params"]["items"])
+    return time.perf_counter() - t0, count
+
+
+def stream_bare_pipe(items: int, batches: int) -> tuple[float, int]:
+    proc = subprocess.Popen(PEER + ["--mode", "bench-stream", "--items", str(items),
+                                    "--batches", str(batches)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    try:
+        fd_in, fd_out = proc.stdin.fileno(), proc.stdout.fileno()
+        os.write(fd_in, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":1}}\n')
+        buf = b""
+        while b"\n" not in buf:
+            buf += os.read(fd_out, 65536)
+        buf = buf.split(b"\n", 1)[1]
+        t0 = time.perf_counter()
+        os.write(fd_in, b'{"jsonrpc":"2.0","id":2,"method":"search/code","params":'
+                 + json.dumps(SEARCH, separators=(",", ":")).encode() + b"}\n")
+        count, loads, done = 0, json.loads, False
+        while not done:
+            chunk = os.read(fd_out, 65536)
+            if not chunk:
+                break
+            lines = (buf + chunk).split(b"\n")
+            buf = lines.pop()
+            for line in lines:
+                msg = loads(line)
+                if "id" in msg:
+                    done = True
+                else:
+                    count += len(msg["params"]["items"])
+        return time.perf_counter() - t0, count
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+
+
+# ---------------------------------------------------------------- 2. round trips
+
+
+def rtt_provider(n: int) -> tuple[float, None]:
+    with Provider(PEER + ["--mode", "echo"], deadline_s=30) as p:
+        p.start()
+        for _ in range(200):   # warm up
+            p.request("ping", {})
+        t0 = time.perf_counter()
+        for _ in range(n):
+            p.request("ping", {})
+        return time.perf_counter() - t0, None
+
+
+def rtt_raw(n: int) -> tuple[float, None]:
+    proc = subprocess.Popen(PEER + ["--mode", "echo"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
+    try:
+        out = os.fdopen(proc.stdout.fileno(), "rb", closefd=False)
+        fd = proc.stdin.fileno()
+        loads = json.loads
+
+        def once(i):
+            os.write(fd, b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{}}\n' % i)
+            return loads(out.readline())
+
+        for i in range(200):
+            once(i + 1)
+        t0 = time.perf_counter()
+        for i in range(n):
+            once(i + 1000)
+        return time.perf_counter() - t0, None
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+
+
+def rtt_handoff_floor(n: int) -> tuple[float, None]:
+    """The same loop with one reader thread handing each reply to the caller
+    through a lock and no protocol work at all: the floor of any client whose
+    stdout belongs to a reader thread (the design the host mandates, §7.1)."""
+    proc = subprocess.Popen(PEER + ["--mode", "echo"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
+    slot: list = [None]
+
+    def reader():
+        fd = proc.stdout.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            for line in chunk.split(b"\n")[:-1]:
+                json.loads(line)
+                slot[0].release()
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        fd = proc.stdin.fileno()
+
+        def once(i):
+            gate = threading.Lock()
+            gate.acquire()
+            slot[0] = gate
+            os.write(fd, b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{}}\n' % i)
+            gate.acquire(True, 30)
+
+        for i in range(200):
+            once(i + 1)
+        t0 = time.perf_counter()
+        for i in range(n):
+            once(i + 1000)
+        return time.perf_counter() - t0, None
+    finally:
+        proc.kill()
+        proc.wait()
+        thread.join(5)
+        proc.stdin.close()
+        proc.stdout.close()
+
+
+# ---------------------------------------------------------------- 3. memory
+
+
+def stream_peak_memory(items: int, batches: int) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        stream_provider(items, batches)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak - base
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_wire(args) -> int:
+    items, batches, n = args.items, args.batches, args.round_trips
+    data = b"".join(bench_lines(2, items, batches))
+    batch_bytes = len(data) // batches
+    print(f"wire benchmark: {items:,} items in {batches:,} batches "
+          f"({len(data) / 2**20:.1f} MiB, one batch ~{batch_bytes / 1024:.1f} KiB); "
+          f"{n:,} round trips; best of {args.repeat}")
+
+    mem_t, pipe_t, prov_t = _best(args.repeat, lambda: stream_bare_memory(data),
+                                  lambda: stream_bare_pipe(items, batches),
+                                  lambda: stream_provider(items, batches))
+    rate = lambda t: items / t  # noqa: E731
+    ratio_mem = rate(prov_t) / rate(mem_t)
+    ratio_pipe = rate(prov_t) / rate(pipe_t)
+    print("\n1. streaming                       seconds     items/s")
+    print(f"   bare loop (in memory)          {mem_t:8.3f}  {rate(mem_t):11,.0f}")
+    print(f"   bare loop (over the pipe)      {pipe_t:8.3f}  {rate(pipe_t):11,.0f}")
+    print(f"   Provider                       {prov_t:8.3f}  {rate(prov_t):11,.0f}")
+    print(f"   Provider / bare: {ratio_mem:.0%} of in-memory, {ratio_pipe:.0%} of pipe "
+          f"(target >= 50%): {'OK' if ratio_mem >= 0.5 else 'MISSED'}")
+
+    raw_t, floor_t, rtt_t = _best(args.repeat, lambda: rtt_raw(n), lambda: rtt_handoff_floor(n),
+                                  lambda: rtt_provider(n))
+    overhead = rtt_t / raw_t
+    print("\n2. round trips                     seconds   us/round trip")
+    print(f"   raw write/readline loop        {raw_t:8.3f}  {raw_t / n * 1e6:10.1f}")
+    print(f"   reader-thread hand-off floor   {floor_t:8.3f}  {floor_t / n * 1e6:10.1f}"
+          f"   ({floor_t / raw_t:.2f}x raw: no protocol work, just the thread hand-off)")
+    print(f"   Provider.request               {rtt_t:8.3f}  {rtt_t / n * 1e6:10.1f}")
+    print(f"   overhead {overhead:.2f}x raw (target <= 2x): {'OK' if overhead <= 2 else 'MISSED'}; "
+          f"{rtt_t / floor_t:.2f}x the hand-off floor")
+
+    sizes = [(items // 10, batches // 10), (items // 2, batches // 2), (items, batches)]
+    peaks = [stream_peak_memory(i, b) for i, b in sizes]
+    print("\n3. peak memory of the streaming run (tracemalloc, caller keeps no items)")
+    for (i, b), peak in zip(sizes, peaks):
+        print(f"   {i:>9,} items in {b:>5,} batches: {peak / 2**20:6.2f} MiB")
+    print(f"   (the full stream is {len(data) / 2**20:.1f} MiB of JSON; one batch "
+          f"{batch_bytes / 1024:.1f} KiB; the transcript ring keeps at most "
+          f"{Transcript().max_total_chars / 2**20:.0f} MiB of text, then stays flat)")
+    grew = peaks[2] / max(peaks[1], 1)
+    print(f"   2x the stream -> {grew:.2f}x the peak: "
+          f"{'OK (bounded)' if grew < 1.25 else 'GROWS WITH THE STREAM'}")
+    ok = ratio_mem >= 0.5 and overhead <= 2 and grew < 1.25
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------- stress (determinism)
+
+STRESS_RESTART_CASES = ("FC-013", "FC-050", "FC-051")
+
+
+def cmd_stress(args) -> int:
+    """Determinism: the same adapter must get the same verdicts every time.
+
+    Runs the nonconforming gate (the whole suite against tests/nonconforming.py:
+    exactly FC-013 and FC-043 fail, exit 1) and the restart-heavy cases
+    (FC-013, FC-050, FC-051) against the reference (all pass, exit 0), each
+    ``--runs`` times, in parallel. Every case outcome that differs from the
+    expectation is an unexpected verdict, and so is a run with the wrong exit
+    code or no report. Prints their number, which must be 0.
+    """
+    from tests import gate
+
+    if args.workers:
+        os.environ["FORGE_GATE_WORKERS"] = str(args.workers)
+    expected_fail = {"FC-013", "FC-043"}
+    jobs: dict[str, dict] = {}
+    if args.only in (None, "gate"):
+        for n in range(args.runs):
+            jobs[f"gate#{n + 1}"] = {"adapter": gate.script("nonconforming.py")}
+    if args.only in (None, "restart"):
+        for n in range(args.runs):
+            jobs[f"restart#{n + 1}"] = {"adapter": gate.reference(), "cases": STRESS_RESTART_CASES}
+    print(f"stress: {len(jobs)} suite runs ({args.runs} nonconforming gates, {args.runs} runs of "
+          f"{', '.join(STRESS_RESTART_CASES)} against the reference), {gate.workers()} at a time")
+    started = time.monotonic()
+    verdicts = gate.run_many(jobs)
+    unexpected = 0
+    for name, v in verdicts.items():
+        is_gate = name.startswith("gate")
+        want_code = 1 if is_gate else 0
+        wrong = []
+        if v.report is None or v.code != want_code:
+            wrong.append(f"exit {v.code} (expected {want_code})" + ("" if v.report else ", no report"))
+        for cid, case in sorted(v.cases.items()):
+            if not is_gate and cid not in STRESS_RESTART_CASES:
+                continue   # not selected
+            want = ("failed" if cid in expected_fail else "passed") if is_gate else "passed"
+            if case.get("outcome") != want:
+                wrong.append(f"{cid} {case.get('outcome')} (expected {want}): "
+                             f"{str(case.get('message') or '')[:160]}")
+        unexpected += len(wrong)
+        print(f"  {name:12} exit {v.code} {v.wall_s:6.1f}s  " + ("ok" if not wrong else "UNEXPECTED"))
+        for line in wrong:
+            print(f"      {line}")
+    print(f"\n{len(jobs)} runs in {time.monotonic() - started:.0f}s; unexpected verdicts: {unexpected}")
+    return 0 if unexpected == 0 else 1
+
+
+def stress_args(sp) -> None:
+    sp.add_argument("--runs", type=int, default=20, help="repetitions of each kind (default 20)")
+    sp.add_argument("--only", choices=("gate", "restart"), help="run only one of the two kinds")
+    sp.add_argument("--workers", type=int, help="suite runs at a time (default: one per core, at least 2)")
+
+
+def wire_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--items", type=int, default=ITEMS)
+    parser.add_argument("--batches", type=int, default=BATCHES)
+    parser.add_argument("--round-trips", type=int, default=ROUND_TRIPS)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; the best of each is shown")
+
+
+# name -> (run(args) -> exit code, add_arguments(parser), one-line help).
+# A new benchmark (say "suite" or "stress") adds one entry here.
+COMMANDS = {
+    "wire": (cmd_wire, wire_args, "the host client: streaming, round trips, memory"),
+    "stress": (cmd_stress, stress_args,
+               "determinism: the nonconforming gate and the restart cases, 20 runs each"),
+}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="forge-conformance benchmarks")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, (_, add_arguments, help_text) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text))
+    args = ap.parse_args(argv)
+    return COMMANDS[args.command][0](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""Run the suite against an adapter and read its verdicts (shared by the gate tests).
+
+``run_suite(adapter_argv, ...)`` runs ``python3 run --json <tmp> [options] --
+<adapter argv>`` in a subprocess (its own session, killed as a group if it
+outlives ``timeout_s``) and returns a Verdict: the exit code, the parsed JSON
+report and the sets of failed / skipped / warned case ids. Nothing here
+interprets a case; the tests compare sets.
+
+Adapter argvs for the adapters in tests/: ``reference()``, ``mutant(switch)``,
+``script("nonconforming.py")``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = REPO / "run"
+TESTS = REPO / "tests"
+
+# Bound on one whole-suite run. The suite targets < 5 s against the reference;
+# a mutant that stalls (FC-043's 4 s gaps) or times a case out (FORGE_DEADLINE_S)
+# costs more. Over this, the run is killed and the verdict says so.
+RUN_TIMEOUT_S = 240.0
+
+
+def reference() -> list[str]:
+    return [sys.executable, str(REPO / "vendor" / "fs_provider.py")]
+
+
+def script(name: str, *args: str) -> list[str]:
+    """A proxy adapter of tests/; -S (no site: they are stdlib-only) makes each
+    of the dozens of spawns per run start in half the time."""
+    return [sys.executable, "-S", str(TESTS / name), *args]
+
+
+def mutant(switch: str) -> list[str]:
+    return script("mutant.py", switch)
+
+
+@dataclass
+class Verdict:
+    argv: list[str]
+    code: int | None                 # exit code of run; None if it was killed at the timeout
+    report: dict | None              # the parsed --json report (None if none was written)
+    stdout: str
+    stderr: str
+    wall_s: float
+    cases: dict[str, dict] = field(default_factory=dict)   # id -> report entry
+
+    def ids(self, outcome: str) -> set[str]:
+        return {cid for cid, case in self.cases.items() if case.get("outcome") == outcome}
+
+    @property
+    def failed(self) -> set[str]:
+        return self.ids("failed")
+
+    @property
+    def skipped(self) -> set[str]:
+        return self.ids("skipped")
+
+    @property
+    def passed(self) -> set[str]:
+        return self.ids("passed")
+
+    @property
+    def warned(self) -> set[str]:
+        return {cid for cid, case in self.cases.items() if case.get("warnings")}
+
+    def message(self, cid: str) -> str:
+        return str(self.cases.get(cid, {}).get("message") or "")
+
+    def explain(self, limit: int = 3000) -> str:
+        """What a failing self-test prints: the exit code, each non-passing case, the output tail."""
+        lines = [f"run {' '.join(self.argv[-3:])}: exit {self.code} in {self.wall_s:.1f}s"]
+        for cid in sorted(self.cases):
+            case = self.cases[cid]
+            if case.get("outcome") != "passed" or case.get("warnings"):
+                text = (case.get("message") or "").strip().splitlines()[:3]
+                lines.append(f"  {cid} {case.get('outcome')}: {' | '.join(text)[:400]}")
+                for warning in case.get("warnings") or []:
+                    lines.append(f"      warning: {str(warning)[:200]}")
+        if self.report is None:
+            lines.append("  (no JSON report)")
+        tail = (self.stdout[-limit // 2:] + "\n" + self.stderr[-limit // 2:]).strip()
+        if self.code not in (0, 1) and tail:
+            lines.append("  output tail:\n" + tail)
+        return "\n".join(lines)
+
+
+def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple[str, ...] = (),
+              env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S,
+              python: str | None = None) -> Verdict:
+    """Run the whole suite (or ``cases``) against ``adapter`` and parse the report."""
+    with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        argv = [python or sys.executable, str(RUN), "--json", str(report_path)]
+        for cid in cases:
+            argv += ["--case", cid]
+        argv += [*options, "--", *adapter]
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, errors="replace", start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+            code: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            code = None
+            err += f"\n[gate] killed after {timeout_s:.0f} s"
+        wall = time.monotonic() - started
+        report = None
+        if report_path.exists():
+            try:
+                report = json.loads(report_path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                err += f"\n[gate] unreadable JSON report: {exc}"
+    verdict = Verdict(argv, code, report, out, err, wall)
+    for case in (report or {}).get("cases", []):
+        verdict.cases[case.get("id")] = case
+    return verdict
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Ctrl-C first (the suite then stops its adapters and writes a partial
+    report), then SIGKILL to everything left of its tree."""
+    import psutil
+
+    try:
+        tree = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        tree = []
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        pass
+    for p in tree:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def workers() -> int:
+    """Suite runs in parallel: FORGE_GATE_WORKERS, else one per core (at least 2)."""
+    try:
+        return max(1, int(os.environ["FORGE_GATE_WORKERS"]))
+    except (KeyError, ValueError):
+        return max(2, os.cpu_count() or 2)
+
+
+def run_many(jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()) -> dict[str, Verdict]:
+    """Run several suites in parallel: ``jobs`` maps a name to run_suite's
+    keyword arguments (``adapter`` included). One worker per core, plus one
+    thread of its own for each job named in ``sleepy`` (an adapter that spends
+    most of a run in deliberate pauses, like the 4 s stalls of the
+    nonconforming adapter, would otherwise hold a core's worker idle)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sleepers = [n for n in jobs if n in sleepy]
+    with ThreadPoolExecutor(max_workers=workers()) as pool, \
+            ThreadPoolExecutor(max_workers=max(1, len(sleepers))) as sleeping:
+        futures = {name: sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
+        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in jobs
+                        if name not in futures})
+        return {name: futures[name].result() for name in jobs}
+
+
+# ---------------------------------------------------------------- one pool per pytest session
+# The gate tests of several modules (mutants, controls, gate, capability
+# gating) each need a few dozen suite runs. Run separately, every module ends
+# on a tail where one worker waits for the last long run; so each module
+# declares its jobs with plan(), and the first verdicts() call of a pytest
+# session runs the jobs of every selected gate test in one pool (sleepy ones
+# beside it), then hands each module its own verdicts.
+
+_PLANS: dict[str, tuple] = {}
+_DONE: dict[str, Verdict] = {}
+
+
+def plan(module: str, jobs, *, sleepy: tuple[str, ...] = ()) -> None:
+    """Declare a module's jobs: ``jobs(items)`` gets the module's selected
+    pytest items and returns {job name: run_suite kwargs}; names are global,
+    so prefix them with something module-specific. ``sleepy``: see run_many."""
+    _PLANS[module] = (jobs, sleepy)
+
+
+def verdicts(request, names) -> dict[str, Verdict]:
+    """The verdicts of ``names`` (jobs planned by some module); the first call
+    runs every job the session's selected items need, in one pool."""
+    missing = [n for n in names if n not in _DONE]
+    if missing:
+        by_module: dict[str, list] = {}
+        for item in request.session.items:
+            module = getattr(getattr(item, "module", None), "__name__", None)
+            if module in _PLANS:
+                by_module.setdefault(module, []).append(item)
+        jobs: dict[str, dict] = {}
+        sleepy: list[str] = []
+        for module, items in by_module.items():
+            make, module_sleepy = _PLANS[module]
+            jobs.update({k: v for k, v in make(items).items() if k not in _DONE})
+            sleepy += module_sleepy
+        unplanned = [n for n in missing if n not in jobs]
+        assert not unplanned, f"no module planned the gate jobs {unplanned}"
+        _DONE.update(run_many(jobs, sleepy=tuple(sleepy)))
+    return {n: _DONE[n] for n in names}
+
+
+def selected_params(items, name: str) -> list:
+    """The values a parametrized argument takes among the selected items."""
+    out = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and name in callspec.params and callspec.params[name] not in out:
+            out.append(callspec.params[name])
+    return out

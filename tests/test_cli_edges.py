@@ -1,0 +1,179 @@
+"""The edges of the command line: bad usage gets one line and exit 2 before
+anything runs; Ctrl-C during a run (also twice, also SIGTERM from a CI
+timeout or SIGHUP from a closed terminal) stops the adapter's whole tree,
+leaves no temp files and still writes the JSON report of the cases that ran.
+
+Bad usage must be said before any adapter starts, so each such run is bounded
+by the start-up allowance alone (harness.STARTUP_S). The Ctrl-C run is
+interrupted as a terminal does it (SIGINT to the suite's process group; the
+adapter lives in a session of its own and gets nothing) once the adapter
+reports, through a FIFO, that a case is waiting on it; from the first
+signal on, the suite has INTERRUPT_BOUND_S to stop every adapter process
+(two stops of at most harness.STOP_S each), write the report and exit.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.hostile import harness
+from tests.hostile.harness import TRACEBACK
+
+INTERRUPT_BOUND_S = 2 * harness.STOP_S + 4.0
+READY_WAIT_S = 60.0   # until the hanging case has started (normally ~2 s)
+
+
+def run_cli(args: list[str], env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = harness.suite_env(30, 2, env_extra)
+    return subprocess.run([sys.executable, str(harness.RUN), *args], cwd=harness.REPO, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          errors="backslashreplace", timeout=harness.STARTUP_S)
+
+
+def assert_one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    output = proc.stdout + proc.stderr
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{output}"
+    assert TRACEBACK not in output, output
+    assert len(lines) == 1, f"expected one line, got {len(lines)}:\n{output}"
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def test_unknown_option():
+    assert_one_line_exit_2(run_cli(["--no-such-option"]), "--no-such-option")
+
+
+def test_unknown_case_id():
+    assert_one_line_exit_2(run_cli(["--case", "FC-999"]), "FC-999")
+
+
+def test_adapter_that_does_not_exist(tmp_path):
+    missing = tmp_path / "no-such-adapter"
+    assert_one_line_exit_2(run_cli(["--", str(missing)]), str(missing))
+
+
+def test_adapter_that_is_not_executable(tmp_path):
+    script = tmp_path / "adapter.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    line = assert_one_line_exit_2(run_cli(["--", str(script)]), str(script))
+    assert "executable" in line
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan"])
+def test_deadline_that_is_not_a_positive_number(value):
+    assert_one_line_exit_2(run_cli(["--case", "FC-001"], {"FORGE_DEADLINE_S": value}),
+                           "FORGE_DEADLINE_S", repr(value))
+
+
+def test_inactivity_window_that_is_not_a_positive_number():
+    assert_one_line_exit_2(run_cli(["--case", "FC-001"], {"FORGE_INACTIVITY_S": "abc"}),
+                           "FORGE_INACTIVITY_S")
+
+
+def test_json_report_path_that_cannot_be_written(tmp_path):
+    target = tmp_path / "missing-folder" / "report.json"
+    assert_one_line_exit_2(run_cli(["--case", "FC-001", "--json", str(target)]),
+                           str(target.parent))
+
+
+# How a run gets interrupted: (to whom, signal, after which word from the adapter).
+# "ready": a case is waiting on the adapter; "eof": the suite has begun to
+# stop the adapter (it closed its stdin), so a second signal lands mid-cleanup.
+GROUP, SUITE = "the suite's process group (a terminal)", "the suite process (a CI timeout)"
+INTERRUPTIONS = {
+    "ctrl-c": dict(steps=[(GROUP, signal.SIGINT, b"ready")], stay=False, exit=130),
+    "sigterm": dict(steps=[(SUITE, signal.SIGTERM, b"ready")], stay=False, exit=130),
+    "ctrl-c twice": dict(steps=[(GROUP, signal.SIGINT, b"ready"), (GROUP, signal.SIGINT, b"eof")],
+                         stay=True, exit=130),
+    "hangup": dict(steps=[(GROUP, signal.SIGHUP, b"ready")], stay=False, exit=None),
+}
+
+
+class _Words:
+    """Reads words the adapter writes to a FIFO, waiting with a deadline and
+    giving up early if the suite exits meanwhile."""
+
+    def __init__(self, path):
+        os.mkfifo(path)
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # before the adapter writes
+        self.buffer = b""
+
+    def wait(self, word: bytes, popen, timeout: float) -> bool:
+        exited = os.pidfd_open(popen.pid)
+        try:
+            deadline = time.monotonic() + timeout
+            while word + b"\n" not in self.buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                ready, _, _ = select.select([self.fd, exited], [], [], remaining)
+                if self.fd in ready:
+                    self.buffer += os.read(self.fd, 64)
+                elif exited in ready:
+                    return False
+            self.buffer = self.buffer.split(word + b"\n", 1)[1]
+            return True
+        finally:
+            os.close(exited)
+
+    def close(self):
+        os.close(self.fd)
+
+
+@pytest.mark.parametrize("how", INTERRUPTIONS)
+def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_path, how):
+    """FC-010 runs (and passes); FC-031's first search/code is never answered
+    (tests/hostile/interrupt.py), and while the suite waits on it, the signal."""
+    plan = INTERRUPTIONS[how]
+    words = _Words(tmp_path / "words")
+    first_signal: list[float] = []
+
+    def interrupt(popen, run):
+        for target, sig, word in plan["steps"]:
+            timeout = READY_WAIT_S if not first_signal else INTERRUPT_BOUND_S
+            if not words.wait(word, popen, timeout):
+                break    # the suite exited (or never got there): judged below
+            if not first_signal:
+                first_signal.append(time.monotonic())
+            if target == GROUP:
+                os.killpg(popen.pid, sig)
+            else:
+                os.kill(popen.pid, sig)
+
+    opts = {"ready": str(tmp_path / "words")}
+    if plan["stay"]:
+        opts["stay"] = "1"
+    try:
+        run = harness.run_suite("interrupt", "interrupt.py", cases=("FC-010", "FC-031"),
+                                deadline_s=10, inactivity_s=2, opts=opts,
+                                on_started=interrupt, workdir=tmp_path)
+    finally:
+        words.close()
+    assert first_signal, f"the hanging case never started\n{run.describe()}"
+    assert not run.timed_out, run.describe()
+    took = run.ended_at - first_signal[0]
+    assert took <= INTERRUPT_BOUND_S, f"the suite took {took:.1f}s to stop\n{run.describe()}"
+    assert not run.survivors, ("processes of the adapter's tree survived:\n  "
+                               + "\n  ".join(run.survivors))
+    assert not run.leftovers, f"the suite left {run.leftovers} in its temp area"
+    if plan["exit"] is None:
+        assert run.returncode != 0, run.describe()
+    else:
+        assert run.returncode == plan["exit"], f"exit {run.returncode}\n{run.describe()}"
+    assert TRACEBACK not in run.output, run.describe()
+    assert run.report is not None, f"{run.report_error}\n{run.describe()}"
+    cases = run.cases()
+    assert cases["FC-010"]["outcome"] == "passed", run.describe()
+    assert cases["FC-031"]["outcome"] != "passed", run.describe()
+    assert run.report.get("interrupted") is True, run.report.get("interrupted")

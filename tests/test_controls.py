@@ -1,0 +1,50 @@
+"""Negative controls: legal adapters the suite must pass (exit 0, no failure).
+
+Each control (tests/adapters/controls.py) varies the reference in a way the
+protocol allows: slow but steady streaming, serving big blobs whole (the reference refuses them), ignoring
+limit or cancel, commit-keyed ids, out-of-order replies, a noisy stderr,
+unknown members everywhere, git-style ids. A failure here means the suite is
+over-fitted to the reference. Controls that must surface a warning (the
+commit-keyed adapter's FC-093) say which cases.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import gate
+from tests.adapters.controls import CONTROLS
+
+SLEEPY = ("slow-streamer",)   # 1.5 s pauses in every stream
+gate.plan(__name__, lambda items: {f"control:{s}": {"adapter": gate.mutant(s)} for s in CONTROLS},
+          sleepy=tuple(f"control:{s}" for s in SLEEPY))
+
+
+@pytest.fixture
+def verdicts(request):
+    names = [f"control:{s}" for s in CONTROLS]
+    return {n.split(":", 1)[1]: v for n, v in gate.verdicts(request, names).items()}
+
+
+@pytest.mark.parametrize("switch", sorted(CONTROLS))
+def test_control_is_green(verdicts, switch):
+    control, verdict = CONTROLS[switch], verdicts[switch]
+    assert verdict.code == 0 and verdict.report is not None and not verdict.failed, (
+        f"{switch} ({control.description}) must pass\n{verdict.explain()}")
+    missing = sorted(control.warns - verdict.warned)
+    assert not missing, f"{switch}: expected a warning on {missing}\n{verdict.explain()}"
+
+
+def test_commit_keyed_warning_names_it(verdicts):
+    """FC-093 reports a commit-keyed adapter informationally, never as a failure."""
+    verdict = verdicts["commit-keyed"]
+    case = verdict.cases.get("FC-093", {})
+    assert case.get("outcome") == "passed", verdict.explain()
+    assert any("commit-keyed" in str(w) for w in case.get("warnings") or []), verdict.explain()
+
+
+def test_big_blob_served_whole_passes(verdicts):
+    """Serving a >1 MiB blob whole is as legal as refusing it (the reference refuses)."""
+    verdict = verdicts["serve-big-blobs"]
+    case = verdict.cases.get("FC-023", {})
+    assert case.get("outcome") == "passed" and not case.get("warnings"), verdict.explain()

@@ -1,0 +1,200 @@
+"""The mutant matrix: every case can fail, and fails alone.
+
+Each mutant (tests/adapters/mutants.py) is the reference adapter with one
+small defect; the whole suite runs against every mutant (in parallel, one
+worker per core) and its failed set must equal the mutant's expectation
+exactly: a missing id means the case cannot see the defect (under-fitted),
+an extra id means a case judges a rule it does not own (over-fitted).
+
+A registry id with no mutant whose expected set is exactly that id fails
+here, so a new case cannot land without its mutant.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cases.registry import REGISTRY
+from tests import gate
+from tests.adapters.mutants import MUTANTS
+
+SLEEPY = ("stream-stall-4s",)   # a 4 s pause in every stream: the run is mostly asleep
+
+
+def _jobs(items):
+    return {f"mutant:{s}": {"adapter": gate.mutant(s)} for s in gate.selected_params(items, "switch")}
+
+
+gate.plan(__name__, _jobs, sleepy=tuple(f"mutant:{s}" for s in SLEEPY))
+
+
+def test_every_case_has_a_mutant_of_its_own():
+    alone = {next(iter(m.expected)) for m in MUTANTS.values() if len(m.expected) == 1}
+    missing = [c.id for c in REGISTRY if c.id not in alone]
+    assert not missing, (f"no mutant fails exactly these cases (add one to "
+                         f"tests/adapters/mutants.py): {', '.join(missing)}")
+
+
+def test_expectations_name_registry_cases():
+    known = {c.id for c in REGISTRY}
+    unknown = {m.switch: sorted(m.expected - known) for m in MUTANTS.values() if m.expected - known}
+    assert not unknown, f"mutants expect ids the registry does not have: {unknown}"
+    empty = [m.switch for m in MUTANTS.values() if not m.expected]
+    assert not empty, f"a mutant must fail something: {empty}"
+
+
+def test_pairs_say_why():
+    """A mutant that breaks two cases explains why in its docstring."""
+    terse = [m.switch for m in MUTANTS.values()
+             if len(m.expected) > 1 and len((m.hooks.__doc__ or "").strip().splitlines()) < 3]
+    assert not terse, f"mutants failing several cases without saying why: {terse}"
+
+
+@pytest.mark.parametrize("switch", sorted(MUTANTS))
+def test_mutant_fails_exactly_its_cases(request, switch):
+    mutant = MUTANTS[switch]
+    verdict = gate.verdicts(request, [f"mutant:{switch}"])[f"mutant:{switch}"]
+    assert verdict.report is not None and verdict.code in (0, 1), verdict.explain()
+    assert verdict.failed == mutant.expected, (
+        f"{switch} ({mutant.description}): expected to fail exactly "
+        f"{sorted(mutant.expected)}, failed {sorted(verdict.failed)}\n{verdict.explain()}")
+    assert verdict.code == 1, verdict.explain()
+
+
+def _falsified_by() -> dict[str, str]:
+    """case id -> the switch its docstring's "Falsified by:" line names (read with ast)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    out = {}
+    for path in sorted((Path(__file__).resolve().parents[1] / "cases").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            ids = [d.args[0].value for d in node.decorator_list
+                   if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "case" and d.args
+                   and isinstance(d.args[0], ast.Constant)]
+            found = re.search(r"Falsified by:\s*([A-Za-z0-9_-]+)", ast.get_docstring(node) or "")
+            for cid in ids:
+                out[cid] = found.group(1) if found else ""
+    return out
+
+
+def test_case_docstrings_name_their_mutant():
+    """Each case's "Falsified by:" line names a switch of the matrix that fails that case."""
+    wrong = {cid: switch for cid, switch in _falsified_by().items()
+             if switch not in MUTANTS or cid not in MUTANTS[switch].expected}
+    assert not wrong, f"Falsified by: names no mutant expected to fail the case: {wrong}"
+
+
+def test_mutants_txt_agrees():
+    """tests/MUTANTS.txt (the case author's list) names, per case, a switch that fails it."""
+    from pathlib import Path
+
+    listed = {}
+    for line in (Path(__file__).parent / "MUTANTS.txt").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].startswith("FC-"):
+            listed[parts[0]] = parts[1]
+    assert set(listed) == {c.id for c in REGISTRY}, "MUTANTS.txt must list every registry id"
+    wrong = {cid: s for cid, s in listed.items() if s not in MUTANTS or cid not in MUTANTS[s].expected}
+    assert not wrong, f"MUTANTS.txt names switches that do not fail those cases: {wrong}"
+
+
+# ---------------------------------------------------------------- the proxy itself
+# The matrix trusts the proxy to change one behaviour and nothing else; these
+# check its plumbing directly, without the suite.
+
+def _proxy(switch: str, root, **kw):
+    import subprocess
+
+    return subprocess.Popen([*gate.mutant(switch), str(root)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, **kw)
+
+
+def _ask(proc, rid: int, method: str, params: dict) -> dict:
+    import json
+
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                                 "params": params}).encode() + b"\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def test_proxy_applies_its_hook_and_exits_on_eof(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_bytes(b"a\n")
+    proc = _proxy("name-number", tmp_path)
+    try:
+        init = _ask(proc, 1, "initialize", {"protocol": 1})
+        assert init["id"] == 1 and init["result"]["name"] == 42
+        tree = _ask(proc, 2, "repo/tree", {"repo": "local/plain", "ref": None})
+        assert [e["path"] for e in tree["result"]["entries"]] == ["a.txt"]
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+        assert proc.stdout.read() == b"", "nothing but protocol lines on stdout"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_proxy_death_takes_the_child_with_it(tmp_path):
+    import psutil
+
+    proc = _proxy("name-number", tmp_path)
+    try:
+        assert _ask(proc, 1, "initialize", {"protocol": 1})["result"]["protocol"] == 1
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert children, "the reference runs as the proxy's child"
+        proc.kill()
+        proc.wait()
+        gone, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, f"children outlived the proxy: {alive}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_out_of_order_control_answers_newest_first(tmp_path):
+    """The out-of-order control really reorders concurrent replies (the suite,
+    sending one request at a time, cannot show it)."""
+    import json
+
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_bytes(name.encode())
+    proc = _proxy("out-of-order", tmp_path)
+    try:
+        assert _ask(proc, 1, "initialize", {"protocol": 1})["id"] == 1
+        for rid, name in ((2, "one"), (3, "two")):
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "repo/tree",
+                                         "params": {"repo": f"local/{name}", "ref": None}}).encode() + b"\n")
+        proc.stdin.flush()
+        order = [json.loads(proc.stdout.readline())["id"] for _ in range(2)]
+        assert order == [3, 2]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_id_rewriting_stays_self_consistent(tmp_path):
+    """A control that rewrites ids (git-style here) lists the new ids and serves
+    their bytes through repo/blob: the proxy maps them back."""
+    import base64
+
+    from tests.adapters.hooks import git_blob_id
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_bytes(b"alpha\n")
+    proc = _proxy("git-blob-ids", tmp_path)
+    try:
+        _ask(proc, 1, "initialize", {"protocol": 1})
+        entry = _ask(proc, 2, "repo/tree", {"repo": "local/plain", "ref": None})["result"]["entries"][0]
+        assert entry["sha"] == git_blob_id(b"alpha\n")
+        blob = _ask(proc, 3, "repo/blob", {"repo": "local/plain", "sha": entry["sha"]})
+        assert base64.b64decode(blob["result"]["bytes_b64"]) == b"alpha\n"
+    finally:
+        proc.kill()
+        proc.wait()
