@@ -25,6 +25,7 @@ from cases import registry
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "run"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
+HOSTILE = Path(__file__).resolve().parent / "hostile"
 IDS = [c.id for c in registry.REGISTRY]
 KNOBS = ("FORGE_PROVIDER", "PROVIDER", "FORGE_ORG", "FORGE_DEADLINE_S", "FORGE_INACTIVITY_S",
          "FORGE_NO_APPEND", "FORGE_NO_FAULTS", "FORGE_FIXTURE_ROOT", "FORGE_FIXTURE_DIR")
@@ -122,18 +123,18 @@ def _leftovers(marker: str) -> list[psutil.Process]:
 def test_initialize_never_answered_exit_2_within_deadline():
     deadline = 1.0
     started = time.monotonic()
-    proc = run("--", sys.executable, str(PROGRAMS / "adapter_silent.py"),
+    proc = run("--", sys.executable, str(HOSTILE / "silent.py"),
                FORGE_DEADLINE_S=str(deadline), timeout=deadline + STARTUP_BOUND_S + 30)
     elapsed = time.monotonic() - started
     assert_refused(proc, "never answered initialize", "1 s")
     assert elapsed < deadline + STARTUP_BOUND_S, elapsed
-    assert not _leftovers("adapter_silent.py")
+    assert not _leftovers(str(HOSTILE / "silent.py"))
 
 
 def test_adapter_exiting_at_start_exit_2():
-    line = assert_refused(run("--", sys.executable, str(PROGRAMS / "adapter_exits.py")),
+    line = assert_refused(run("--", sys.executable, str(HOSTILE / "exit_at_start.py")),
                           "closed its output", "exited with code 3")
-    assert "no backend configured" in line   # the adapter's own last stderr line
+    assert "giving up before the handshake" in line   # the adapter's own last stderr line
 
 
 def test_initialize_error_exit_2():

@@ -107,6 +107,9 @@ class _Words:
     def __init__(self, path):
         os.mkfifo(path)
         self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # before the adapter writes
+        # Our own idle writer keeps the FIFO from reading as EOF between the
+        # adapter's writes, so select() wakes only for real data.
+        self.keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
         self.buffer = b""
 
     def wait(self, word: bytes, popen, timeout: float) -> bool:
@@ -119,7 +122,10 @@ class _Words:
                     return False
                 ready, _, _ = select.select([self.fd, exited], [], [], remaining)
                 if self.fd in ready:
-                    self.buffer += os.read(self.fd, 64)
+                    try:
+                        self.buffer += os.read(self.fd, 64)
+                    except BlockingIOError:   # woken, but another reader's turn: wait again
+                        continue
                 elif exited in ready:
                     return False
             self.buffer = self.buffer.split(word + b"\n", 1)[1]
@@ -128,6 +134,7 @@ class _Words:
             os.close(exited)
 
     def close(self):
+        os.close(self.keep)
         os.close(self.fd)
 
 
