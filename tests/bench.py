@@ -121,15 +121,20 @@ def stream_bare_pipe(items: int, batches: int) -> tuple[float, int]:
 # ---------------------------------------------------------------- 2. round trips
 
 
+def _timed_round_trips(once, n: int, warm_up: int = 200) -> tuple[float, None]:
+    """Seconds for ``n`` calls of ``once(i)`` after ``warm_up`` untimed ones."""
+    for i in range(warm_up):
+        once(i + 1)
+    t0 = time.perf_counter()
+    for i in range(n):
+        once(i + warm_up + 1)
+    return time.perf_counter() - t0, None
+
+
 def rtt_provider(n: int) -> tuple[float, None]:
     with Provider(PEER + ["--mode", "echo"], deadline_s=30) as p:
         p.start()
-        for _ in range(200):   # warm up
-            p.request("ping", {})
-        t0 = time.perf_counter()
-        for _ in range(n):
-            p.request("ping", {})
-        return time.perf_counter() - t0, None
+        return _timed_round_trips(lambda _i: p.request("ping", {}), n)
 
 
 def rtt_raw(n: int) -> tuple[float, None]:
@@ -144,12 +149,7 @@ def rtt_raw(n: int) -> tuple[float, None]:
             os.write(fd, b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{}}\n' % i)
             return loads(out.readline())
 
-        for i in range(200):
-            once(i + 1)
-        t0 = time.perf_counter()
-        for i in range(n):
-            once(i + 1000)
-        return time.perf_counter() - t0, None
+        return _timed_round_trips(once, n)
     finally:
         proc.kill()
         proc.wait()
@@ -187,12 +187,7 @@ def rtt_handoff_floor(n: int) -> tuple[float, None]:
             os.write(fd, b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{}}\n' % i)
             gate.acquire(True, 30)
 
-        for i in range(200):
-            once(i + 1)
-        t0 = time.perf_counter()
-        for i in range(n):
-            once(i + 1000)
-        return time.perf_counter() - t0, None
+        return _timed_round_trips(once, n)
     finally:
         proc.kill()
         proc.wait()
