@@ -5,12 +5,10 @@ the transcript where a rule is about what went over the wire (ids, order),
 and from the client's routed batches where it is about their content.
 """
 
-import threading
 import time
 
-from cases.expect import (STREAMED, STREAMED_HITS, frame_items, is_int, listing, need,
-                          partial_frames, partial_id, reply_object, require_code_search, search,
-                          show, tree, wait_first_partial_or_end)
+from cases.expect import (frame_items, is_int, listing, partial_frames, partial_id,
+                          reply_object, require_code_search, search, show, tree)
 from cases.plugin import INACTIVITY_S, SILENCE_S, case, fail, fc_assert, warn
 from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
 from wire import ProviderError
@@ -138,27 +136,25 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     """After $/cancelRequest on a live stream, a terminal reply arrives within
     the deadline and it is a result, and the adapter answers a fresh request.
 
-    The term streams its hits early (alpha) while the scan goes on through
-    wide, so the cancel reaches a stream that is still running.
+    The cancel is sent right after the request, while the scan is still going
+    through every repository, so it reaches a running stream; a stream that had
+    already ended by then (the cancel names a finished id, which must be
+    ignored) is judged the same way, with a warning.
 
     Falsified by: cancel-answers-error: a cancelled streaming search is answered with an error
     reply.
     """
     require_code_search(adapter)
-    first = threading.Event()
     what = f"search/code {TERM_MANY_ALPHA!r} (streamed)"
-    call = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True},
-                        on_partial=lambda *_: first.set())
-    wait_first_partial_or_end(call, first, SILENCE_S)
-    if call.outcome is not None:   # over before the cancel: nothing was cancelled
-        if call.outcome != "error":
-            call.result()   # a timeout or a closed output: raises, and the plugin reports it
-        need(call.outcome == "result", f"{what} answered an error before any cancel "
-             f"({call.error})", STREAMED)
-        need(call.partials, f"{what} ended with no $/partial before the cancel", STREAMED_HITS)
-        need(False, f"{what} ended before the cancel could reach it")
+    call = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
+    ended_first = call.done
     adapter.cancel(call)
     call.wait()
+    if ended_first:
+        warn("the stream had ended before the cancel was sent: only a cancel for a finished "
+             "request was exercised")
+    if call.outcome in ("timeout", "closed"):
+        call.result()   # raises; the plugin reports the timeout or the closed output
     fc_assert(call.outcome == "result", expected="a terminal result after the cancel",
               got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
               why="a cancelled stream still ends with a normal metadata-only reply")
