@@ -162,7 +162,7 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
     if plan["stay"]:
         opts["stay"] = "1"
     try:
-        run = harness.run_suite("interrupt", "interrupt.py", cases=("FC-010", "FC-031"),
+        run = harness.run_suite("interrupt", "interrupt.py", cases=("FC-010", "FC-031", "FC-032"),
                                 deadline_s=10, inactivity_s=2, opts=opts,
                                 on_started=interrupt, workdir=tmp_path)
     finally:
@@ -183,4 +183,6 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
     cases = run.cases()
     assert cases["FC-010"]["outcome"] == "passed", run.describe()
     assert cases["FC-031"]["outcome"] != "passed", run.describe()
+    assert cases["FC-032"]["message"] == "not run (interrupted)", run.describe()
+    assert cases["FC-090"]["message"] == "not selected", run.describe()
     assert run.report.get("interrupted") is True, run.report.get("interrupted")
