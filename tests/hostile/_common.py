@@ -53,6 +53,16 @@ def fixture_dir(rest: list[str]) -> Path:
     return Path(rest[-1] if rest else os.environ.get("FORGE_FIXTURE_DIR", "."))
 
 
+def claim_once(state: str, name: str) -> bool:
+    """True for the first process of a run to claim ``name`` in the state dir:
+    a hostile act happens once per run even though the suite respawns us."""
+    try:
+        os.close(os.open(os.path.join(state, name), os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return False
+    return True
+
+
 def log(text: str) -> None:
     try:
         os.write(2, f"[hostile {Path(sys.argv[0]).stem}] {text}\n".encode())

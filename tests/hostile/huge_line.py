@@ -10,7 +10,6 @@ exit 2 with one line naming it. Either way the suite's memory stays bounded
 (the line is cut, not buffered).
 """
 import json
-import os
 
 import _common
 from tests.adapters.proxy import Hooks
@@ -28,9 +27,7 @@ class HugeLine(Hooks):
         if self.tried or req is None or (req.method == "initialize") != self.at_handshake:
             return msg
         self.tried = True
-        try:
-            os.close(os.open(os.path.join(self.state, "sent"), os.O_CREAT | os.O_EXCL, 0o644))
-        except FileExistsError:
+        if not _common.claim_once(self.state, "sent"):
             return msg                  # another process of this run sent it
         result = msg.get("result")
         padded = {"x_pad": "x" * PAD_BYTES, **(result if isinstance(result, dict) else {})}

@@ -29,9 +29,7 @@ class Mutate(Hooks):
         if self.tried or req.method == "initialize":
             return msg
         self.tried = True
-        try:
-            os.close(os.open(os.path.join(self.state, "claimed"), os.O_CREAT | os.O_EXCL, 0o644))
-        except FileExistsError:
+        if not _common.claim_once(self.state, "claimed"):
             return msg                  # another process of this run did it
         root = proxy.fixture
         (root / "alpha" / "README.md").write_bytes(b"rewritten by the hostile adapter\n")

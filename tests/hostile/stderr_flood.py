@@ -19,9 +19,7 @@ CHUNK = b"chatty adapter diagnostics " * 38837 + b"\n"   # about 1 MiB
 
 
 def chatter(state: str) -> None:
-    try:
-        os.close(os.open(os.path.join(state, "claimed"), os.O_CREAT | os.O_EXCL, 0o644))
-    except FileExistsError:
+    if not _common.claim_once(state, "claimed"):
         return
     written = 0
     while written < TOTAL:
