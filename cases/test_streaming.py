@@ -13,7 +13,7 @@ from cases.replies import (frame_items, partial_frames, partial_id, read_reply,
                            require_code_search, search, tree)
 from cases.settings import INACTIVITY_S, SILENCE_S
 from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
-from wire import ProviderError
+from wire import ProviderTimeout
 from wire.messages import SearchResult
 
 
@@ -89,9 +89,7 @@ def test_stream_within_inactivity_window(adapter):
     require_code_search(adapter)
     try:
         found = search(adapter, TERM_SEVERAL, partial=True, inactivity_s=INACTIVITY_S)
-    except ProviderError as err:
-        if err.kind != "timeout" or err.origin != "host":
-            raise
+    except ProviderTimeout as err:
         fail(f"the stream went silent for {INACTIVITY_S:g} s", expected="a batch or the reply "
              f"at least every {INACTIVITY_S:g} s", got=str(err))
     found.need_hits()
