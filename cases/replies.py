@@ -133,17 +133,24 @@ def serves_like(provider, adapter, fx, when: str) -> None:
 
 # ---------------------------------------------------------------- errors
 
-def try_request(adapter, method: str, params: Any, *, envelope: dict | None = None
-                ) -> tuple[Any, ProviderError | None]:
-    """(result, None) or (None, the adapter's error reply); a host-side
-    failure (timeout, closed output) propagates and the plugin reports it.
-    ``envelope``: extra top-level members of the request."""
+def attempt(ask: Callable[..., Any], *args: Any, **kwargs: Any
+            ) -> tuple[Any, ProviderError | None]:
+    """(what ``ask(...)`` returned, None) or (None, the adapter's error reply):
+    the one place an adapter's error is told from a host-side failure
+    (timeout, closed output), which propagates for the plugin to report."""
     try:
-        return adapter.request(method, params, envelope=envelope), None
+        return ask(*args, **kwargs), None
     except ProviderError as err:
         if err.origin != "adapter":
             raise
         return None, err
+
+
+def try_request(adapter, method: str, params: Any, *, envelope: dict | None = None
+                ) -> tuple[Any, ProviderError | None]:
+    """(result, None) or (None, the adapter's error reply); see ``attempt``.
+    ``envelope``: extra top-level members of the request."""
+    return attempt(adapter.request, method, params, envelope=envelope)
 
 
 def expect_error(adapter, method: str, params: dict, *, what: str) -> ProviderError:

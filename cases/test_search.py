@@ -9,9 +9,8 @@ judged by its owner (``located`` by FC-032, ``index`` by FC-033).
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import disk_blobs, lines_with, read_or_none, served
 from cases.formats import instant
-from cases.replies import blob_bytes, require_code_search, search
+from cases.replies import attempt, blob_bytes, require_code_search, search
 from fixture.catalog import TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY
-from wire import ProviderError
 
 
 @case("FC-030")
@@ -24,13 +23,11 @@ def test_path_only_hits_render(adapter, fx):
     """
     if not adapter.caps.file_search:
         skip("needs filename search and file_search is false")
-    try:
-        found = [search(adapter, f"path:{TERM_PATHONLY}")]
-    except ProviderError as err:
-        if err.origin != "adapter":
-            raise
+    by_name, err = attempt(search, adapter, f"path:{TERM_PATHONLY}")
+    if err is not None:
         need(False, f"search/code 'path:{TERM_PATHONLY}' answered an error ({err.message})",
              owner("path: queries are"))
+    found = [by_name]
     found[0].need_hits()
     if adapter.caps.code_search:
         found.append(search(adapter, TERM_PATHONLY))
