@@ -169,10 +169,11 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str]) -> int:
-    from cases import plugin, report   # imports pytest and wire: only for a real run
+    from cases import report
+    from cases.settings import Settings, UsageError as BadKnob, make_temp_area
     try:
-        settings = plugin.Settings.from_env(adapter)
-    except plugin.UsageError as exc:
+        settings = Settings.from_env(adapter)
+    except BadKnob as exc:
         raise UsageError(str(exc)) from None
     check_adapter(settings.adapter)
     check_outputs(args)
@@ -181,7 +182,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
                      key=lambda m: registry.GROUPS.index(Path(m).stem.removeprefix("test_")))
     if not modules:
         raise UsageError("no case module implements the selected cases yet")
-    temp = plugin.make_temp_area("forge-preflight-")
+    temp = make_temp_area("forge-preflight-")
     materialized = None
     previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
                 if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
@@ -219,8 +220,10 @@ def preflight(settings, temp: Path):
     """Fixture verified and materialized; adapter spawned and initialized once.
     Raises UsageError (exit 2) with one line when the suite cannot run."""
     import fixture
-    from cases import plugin, report
-    from wire.errors import ProviderClosed, ProviderError, ProviderTimeout, SpawnError
+    from cases import report
+    from cases.explain import start_failure, violations
+    from cases.providers import new_provider   # imports wire: only for a real run
+    from wire.errors import ProviderError, SpawnError
     # (everything made here lives under `temp`, which the caller removes)
     try:
         materialized = fixture.materialize(temp, root=settings.fixture_root)
@@ -228,24 +231,14 @@ def preflight(settings, temp: Path):
         raise UsageError(f"the fixture is not usable: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot materialize the fixture: {exc}") from None
-    p = plugin.new_provider(settings, materialized.path, temp, label="preflight")
+    p = new_provider(settings, materialized.path, temp, label="preflight")
     try:
         p.start()
     except SpawnError as exc:
         raise UsageError(str(exc)) from None
     except ProviderError as exc:
         cmd = shlex.join(settings.adapter)
-        if isinstance(exc, ProviderTimeout):
-            why = f"the adapter never answered initialize within {exc.window_s:g} s"
-        elif isinstance(exc, ProviderClosed):
-            why = ("the adapter closed its output before answering initialize"
-                   + (f" ({exc.detail})" if exc.detail else ""))
-        elif exc.origin == "adapter":
-            kind = exc.raw_kind if isinstance(exc.raw_kind, str) else "no kind"
-            why = f"the adapter answered initialize with an error ({kind}): {exc.message}"
-        else:
-            why = f"the adapter's initialize failed: {exc.message}"
-        why += plugin.violations(p)
+        why = start_failure(exc) + violations(p)
         last = [ln for ln in p.stderr_tail(2000).splitlines() if ln.strip()]
         if last:
             why += f"; its stderr ends: {report.cut(last[-1], 200)}"

@@ -71,9 +71,10 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def show(value: Any, limit: int = 200) -> str:
-    """Evidence for a message: strings as written, everything else as compact JSON."""
-    if isinstance(value, str):
+def show(value: Any, limit: int = 200, *, quote: bool = False) -> str:
+    """Evidence for a message: compact JSON, strings as written unless ``quote``
+    (a case telling "1" from 1 quotes them)."""
+    if isinstance(value, str) and not quote:
         return cut(value, limit)
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)

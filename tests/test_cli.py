@@ -231,7 +231,7 @@ def test_self_test_with_nothing_collected_is_a_failure():
 # ------------------------------------------- the plugin, straight through pytest
 
 PLUGIN_PROBE = '''
-from cases.plugin import case, fc_assert, skip, warn
+from cases.api import case, fc_assert, skip, warn
 
 PIDS = []
 
