@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from cases.api import show
+from wire.monitor import strict_base64_problem
 
 # The icon names the host renders itself (PROTOCOL §2.5), exact spelling.
 BUILTIN_ICONS = ("github", "gitlab", "bitbucket", "folder")
@@ -34,23 +35,11 @@ def b64_loose(text: Any) -> bytes | None:
 
 
 def b64_strict_problem(text: Any) -> str | None:
-    """None when ``text`` is strict standard base64 (RFC 4648 alphabet, padded,
-    no whitespace), else what is wrong with it."""
+    """None when ``text`` is strict standard base64, else what is wrong with it
+    (the one definition is the protocol monitor's, which judges every frame)."""
     if not isinstance(text, str):
         return f"bytes_b64 is not a string ({show(text, 40)})"
-    if re.search(r"\s", text):
-        return "contains whitespace or line breaks"
-    if re.search(r"[-_]", text):
-        return "uses the URL-safe alphabet ('-' or '_')"
-    if len(text) % 4:
-        return f"is not padded to a multiple of 4 characters (length {len(text)})"
-    try:
-        decoded = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        return f"does not decode ({exc})"
-    if base64.b64encode(decoded).decode("ascii") != text:
-        return "is not canonical (re-encoding the decoded bytes gives different text)"
-    return None
+    return strict_base64_problem(text)
 
 
 # ---------------------------------------------------------------- ISO-8601
