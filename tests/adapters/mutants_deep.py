@@ -147,7 +147,8 @@ class IconMisspelledNoCache(NoCacheInit):
 
 
 @deep("icon-private-use-no-cache", "FC-080",
-      '§2.5: "exactly one literal character that any terminal can display without special fonts"')
+      '§2.5: "MUST If present, icon is a string that is ... exactly one literal character that any '
+      'terminal can display without special fonts"')
 class IconPrivateUseNoCache(NoCacheInit):
     """icon "\\ue709" (a Nerd Font private-use glyph) when started without cache params.
 
@@ -656,7 +657,9 @@ class AsOfNumberWhenTruncated(Hooks):
 
 
 @deep("file-search-streamed-error", "FC-034",
-      '§2.4 file_search "inherits code_search"; a capability declared (or inherited) true is served')
+      'RULINGS "Capability keys": declared true means served (worded for FC-099\'s keys; FC-034 '
+      'applies it to file_search, which §2.4 says inherits code_search; the matrix\'s no-file-search '
+      'breaks the same rule one-shot)')
 class FileSearchStreamedError(Hooks):
     """path: queries answer an error when streamed (partial: true), the host's global search path.
 
@@ -974,8 +977,9 @@ class KindRewriteOffTree(KindRewrite):
 
 
 @deep("auth-as-provider-off-tree", "FC-060",
-      '§6.2 auth "missing, expired or insufficient credentials"; FIXTURES: every request naming '
-      'denied fails with kind auth')
+      'RULINGS "Strength": a case whose title names a kind (FC-060) fails on a different kind; '
+      '§6.2 auth is for "missing, expired or insufficient credentials"; README: every request '
+      'naming denied must fail with kind auth')
 class AuthAsProviderOffTree(KindRewriteOffTree):
     """Credential failures of every method but repo/tree are kind "provider".
 
@@ -987,8 +991,9 @@ class AuthAsProviderOffTree(KindRewriteOffTree):
 
 
 @deep("throttle-as-network-off-tree", "FC-061",
-      '§6.2 rate_limited "backend throttling"; FIXTURES: every request naming throttled fails with '
-      'kind rate_limited')
+      'RULINGS "Strength": a case whose title names a kind (FC-061) fails on a different kind; '
+      '§6.2 rate_limited is for "backend throttling"; README: every request naming throttled must '
+      'fail with kind rate_limited')
 class ThrottleAsNetworkOffTree(KindRewriteOffTree):
     """Throttling of every method but repo/tree is kind "network".
 
