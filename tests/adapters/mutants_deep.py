@@ -1293,6 +1293,22 @@ class LogLimitIgnoredUnfiltered(Hooks):
         return msg
 
 
+@deep("log-limit-no-truncated-at-ref", "FC-095",
+      '§3.7: "MUST (per FC-095) limit ... cut the list off near N items and flag truncated: true '
+      'whenever further matching commits are known to exist"')
+class LogLimitNoTruncatedAtRef(LogEdit):
+    """repo/log at a non-null ref honours limit but never says truncated.
+
+    Hides on: logs at a ref; FC-095 asks with ref null.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        result.pop("truncated", None)
+
+
 class BlobAtGitShaWhere(GitIds):
     """blob_at reports git's blob id (trees keep sha256 ids) for the refs ``applies`` picks."""
 
@@ -1327,6 +1343,19 @@ class BlobAtTagGitSha(BlobAtGitShaWhere):
 
     def applies(self, proxy, ref):
         return ref not in BRANCH_REFS
+
+
+@deep("blob-at-second-ref-git-sha", "FC-096",
+      '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
+class BlobAtSecondRefGitSha(BlobAtGitShaWhere):
+    """repo/blob_at at feature (the second branch FC-096 asks) reports git's blob id.
+
+    Hides on: the second ref of FC-096's loop, the brief's example; FC-096
+    does walk both branches, so this one is a positive check of the verdict table.
+    """
+
+    def applies(self, proxy, ref):
+        return ref == FEATURE
 
 
 @deep("blob-at-unknown-path-null-ref-empty", "FC-097", '§3.5: "MUST Unknown path or unknown ref → error"')
