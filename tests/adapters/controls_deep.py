@@ -325,7 +325,8 @@ class TestDouble(Hooks):
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4/projects"
-        self.fetched = False
+
+    fetched = False
 
     def fetch(self, url: str) -> None:
         raise NotImplementedError
@@ -397,3 +398,22 @@ class Sequential(Hooks):
             proxy.send_child(nxt)
             return None
         return msg
+
+
+@control("proxy-client-late-double",
+         'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
+         'initialize"; nothing listens or connects during initialize')
+class ProxyClientLateDouble(ProxyHonouringClient):
+    """Like proxy-honouring-client, but the test double starts only at the first repo/tree (nothing listens during initialize).
+
+    Separates FC-052's two false positives: this one meets only the proxy
+    variables pointing at a canary that is gone after initialize.
+    """
+
+    def start(self, proxy):
+        self.fetched = False
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/tree" and not self.fetched:
+            TestDouble.start(self, proxy)
+        return super().request(proxy, req, msg)
