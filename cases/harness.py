@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from cases import report
+from cases import monitoring, registry, report
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
 from cases.fixture_view import FixtureView, snapshot
 from cases.providers import new_provider
@@ -146,6 +146,7 @@ class Harness:
         self.interrupted = False
         self.notes: list[str] = []
         self.report: dict | None = None
+        self.seen: list = []                  # the protocol monitor's findings, tagged
         self.started = time.monotonic()
 
     # --- fixture
@@ -212,9 +213,38 @@ class Harness:
         raise FixtureTampered(text)
 
     def forget(self, provider) -> None:
-        """A closed provider: drop it (its transcript can be megabytes)."""
+        """A closed provider: drop it (its transcript can be megabytes), keeping
+        what the protocol monitor found on its frames."""
+        self.harvest(provider, self.current.case.id if self.current is not None else None)
         if provider in self.providers:
             self.providers.remove(provider)
+
+    # --- the protocol monitor (cases/monitoring.py)
+
+    def harvest(self, provider, case_id: str | None) -> None:
+        """Keep the monitor's new findings on ``provider``, tagged with the case."""
+        self.seen += monitoring.harvest(provider, case_id)
+
+    def apply_monitor(self) -> None:
+        """Hand every finding of the run to the case that owns its rule: a
+        MUST fails the owner (whatever it found itself), a SHOULD warns."""
+        for p in list(self.providers):
+            self.harvest(p, None)
+        for cid, verdict in monitoring.verdicts(self.seen, set(self.results)).items():
+            result = self.results[cid]
+            result.warnings = list(result.warnings) + [
+                w for w in verdict.warnings if w not in result.warnings]
+            if verdict.failure is None:
+                continue
+            case_ = registry.by_id(cid)
+            text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
+                    f"rerun: {self.settings.rerun_command(cid)}")
+            if result.outcome == "failed":
+                result.details = f"{result.details}\n{text}" if result.details else text
+                continue
+            result.outcome, result.message, result.details = "failed", verdict.failure, text
+            self.notes.append(f"{cid} failed on the run's traffic after it ran "
+                              f"(protocol monitor): see its entry in the report")
 
     def dispose(self, provider, *, wait: bool) -> None:
         """Stop a provider's whole tree: now, or in the background so the next

@@ -91,6 +91,8 @@ def pytest_runtest_protocol(item, nextitem):
     try:
         outcome = yield
     finally:
+        for p, _ in run.attached:   # the frames of this case, judged by the monitor
+            h.harvest(p, c.id)
         h.current = None
         api.end()
     if outcome.excinfo is not None:   # KeyboardInterrupt mid-case: it did not run
@@ -181,6 +183,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     h = _HARNESS
     if h is None:
         return
+    if not h.interrupted:
+        h.apply_monitor()
     h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cases.settings import CACHE_BYTES, Settings
 from wire.messages import Capabilities, InitializeResult, structure
+from wire.monitor import Monitor
 from wire.transport import Provider
 
 
@@ -68,6 +69,6 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
     p = CaseProvider(settings.argv_for(fixture_dir),
                      env=settings.adapter_env(fixture_dir, minimal=minimal_env, extra=env),
                      deadline_s=settings.deadline_s, init_params=init_params,
-                     stderr_dir=stderr_dir)
+                     stderr_dir=stderr_dir, monitor=Monitor())
     p.label = label
     return p

@@ -282,7 +282,9 @@ NULL_RESULT_MAY_PASS = {
 # what was missing and whose rule that is.
 NULL_RESULT_FAILS = {
     "FC-020": "repo/tree replies (coverage)",
+    "FC-021": "repo/tree replies' shape (the protocol monitor, on every tree reply)",
     "FC-022": "repo/tree replies (truncated)",
+    "FC-024": "repo/blob replies' shape (the protocol monitor, on every blob reply)",
     "FC-025": "an error for a missing repository",
     "FC-034": "the reply to a path: query",
     "FC-042": "the reply of a streamed search",

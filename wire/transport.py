@@ -33,6 +33,7 @@ from wire import session as S
 from wire.errors import ProviderClosed, ProviderError, SpawnError, WriteFailed
 from wire.framing import (DEFAULT_MAX_LINE_BYTES, IGNORED, PARTIAL, FrameReader, encode_notification,
                           encode_request)
+from wire.monitor import Finding, Monitor
 from wire.messages import InitializeResult, ShapeError, structure
 from wire.process import Child
 from wire.transcript import Transcript
@@ -169,7 +170,7 @@ class Provider:
                  deadline_s: float = 30.0, init_params: dict | None = None,
                  transcript: Transcript | None = None, stderr_dir: Path | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, respawn: str = "immediate",
-                 backoff_s: tuple[float, ...] | None = None):
+                 backoff_s: tuple[float, ...] | None = None, monitor: Monitor | None = None):
         if respawn not in RESPAWN_MODES:
             raise ValueError(f"respawn must be one of {RESPAWN_MODES}, got {respawn!r}")
         if not deadline_s > 0:
@@ -202,6 +203,9 @@ class Provider:
         self._stderr_dir = Path(stderr_dir) if stderr_dir is not None else None
         self._own_stderr_dir = False
         self._final_tail = ""
+        # the frame rules judged on every frame both ways (wire.monitor), when asked
+        self.monitor = monitor
+        self.findings: list[Finding] = []
 
     # ================================================================ lifecycle API
 
@@ -523,6 +527,8 @@ class Provider:
                 if slot.deadline < self._timer_at:
                     self._timer_wake.notify()
             self.transcript.record("out", "request", text, generation=gen, msg=msg, id=slot.id)
+            if self.monitor is not None:   # before the write: the reply may come at once
+                self.monitor.outbound(gen, msg)
             try:
                 self._write(child, (text + "\n").encode("utf-8"))
             except OSError as exc:
@@ -568,6 +574,8 @@ class Provider:
             self.transcript.record("out", kind, text, generation=gen, msg=msg,
                                    id=msg.get("id") if isinstance(msg, dict) and kind == "request"
                                    and type(msg.get("id")) is int else None)
+            if self.monitor is not None:
+                self.monitor.outbound(gen, msg)
             try:
                 self._write(child, line)
             except OSError as exc:
@@ -633,9 +641,11 @@ class Provider:
                         call.partials.append(items)
                 if s.completions:
                     finished += self._settle()
-            record("in", _ENTRY_KIND.get(kind, kind),
-                   frame.line if frame.text is None else frame.text, generation=n,
-                   msg=frame.msg, outcome=routed.outcome, id=frame.id, size=frame.size)
+            seq = record("in", _ENTRY_KIND.get(kind, kind),
+                         frame.line if frame.text is None else frame.text, generation=n,
+                         msg=frame.msg, outcome=routed.outcome, id=frame.id, size=frame.size)
+            if self.monitor is not None:
+                self.findings.extend(self.monitor.inbound(n, frame, seq))
             if call is not None and call._on_partial is not None:
                 try:
                     call._on_partial(items)
