@@ -200,19 +200,64 @@ def workers() -> int:
 
 def run_many(jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()) -> dict[str, Verdict]:
     """Run several suites in parallel: ``jobs`` maps a name to run_suite's
-    keyword arguments (``adapter`` included). One worker per core, plus one
+    keyword arguments (``adapter`` included). ``workers()`` at a time, plus one
     thread of its own for each job named in ``sleepy`` (an adapter that spends
     most of a run in deliberate pauses, like the 4 s stalls of the
-    nonconforming adapter, would otherwise hold a core's worker idle)."""
+    nonconforming adapter, would otherwise hold a core's worker idle).
+
+    Longest first, by the wall times of the previous session (kept beside the
+    fixture cache): a run that waits out timeouts then overlaps the
+    CPU-bound ones instead of starting last and leaving one worker alone on
+    the tail. Without a history the jobs keep their order."""
     from concurrent.futures import ThreadPoolExecutor
 
+    history = _load_history()
     sleepers = [n for n in jobs if n in sleepy]
+    rest = sorted((n for n in jobs if n not in sleepy),
+                  key=lambda n: -history.get(n, {}).get("wall_s", 0.0))
     with ThreadPoolExecutor(max_workers=workers()) as pool, \
             ThreadPoolExecutor(max_workers=max(1, len(sleepers))) as sleeping:
         futures = {name: sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
-        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in jobs
-                        if name not in futures})
-        return {name: futures[name].result() for name in jobs}
+        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in rest})
+        done = {name: futures[name].result() for name in jobs}
+    _save_history(done)
+    return done
+
+
+HISTORY_FILE = "gate-times.json"
+
+
+def _history_path() -> Path | None:
+    from fixture.cache import cache_dir
+    where = cache_dir()
+    return where.parent / HISTORY_FILE if where is not None else None
+
+
+def _load_history() -> dict:
+    """{job name: {"wall_s", "cpu_s"}} of earlier sessions; {} when there is none
+    or it is unreadable (it only orders the jobs, so it is never an error)."""
+    path = _history_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()) else {}
+
+
+def _save_history(verdicts: dict[str, Verdict]) -> None:
+    path = _history_path()
+    if path is None:
+        return
+    history = _load_history()
+    history.update({name: {"wall_s": round(v.wall_s, 2), "cpu_s": round(v.cpu_s or 0.0, 2)}
+                    for name, v in verdicts.items() if v.code is not None})
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gate-times-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(history, fh, sort_keys=True)
+        os.replace(tmp, path)     # concurrent sessions: the last whole file wins
+    except OSError:
+        pass
 
 
 # ---------------------------------------------------------------- one pool per pytest session
