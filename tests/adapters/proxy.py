@@ -128,6 +128,19 @@ def _die_with_parent() -> None:
         pass
 
 
+def _close_fds_above_2() -> None:
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass                          # the listing's own fd, already closed
+
+
 class _Forked:
     """The reference as a forked child of the proxy: the part of Popen the proxy uses.
 
@@ -183,7 +196,7 @@ class _Forked:
             _die_with_parent()
             os.dup2(stdin_fd, 0)
             os.dup2(stdout_fd, 1)
-            os.closerange(3, 1 << 16)         # as close_fds: nothing of the proxy's leaks in
+            _close_fds_above_2()              # as close_fds: nothing of the proxy's leaks in
             code = reference.main(list(args))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
