@@ -442,54 +442,58 @@ def suite_args(parser: argparse.ArgumentParser) -> None:
 
 def cmd_matrix(args) -> int:
     """The mutant matrix as tests/test_mutants.py runs it (every mutant, whole
-    suite, tests/gate.py's pool), timed: wall of the whole matrix, the CPU of
-    all its runs, the slowest runs; each mutant's failed set is checked exactly.
-    ``--workers 2,3`` and ``--compare DIR`` alternate configurations."""
-    import resource
-
-    from tests import gate
-
+    suite, the tree's own tests/gate.py pool), timed: wall of the whole matrix
+    and the CPU of its whole process tree; each mutant's failed set is checked
+    exactly. ``--compare DIR`` and ``--workers 2,3`` alternate configurations,
+    each driven by its own checkout's gate in a subprocess."""
     trees = [ROOT] + ([Path(args.compare).resolve()] if args.compare else [])
-    workers = [int(w) for w in args.workers.split(",")] if args.workers else [gate.workers()]
+    workers = [int(w) for w in args.workers.split(",")] if args.workers else [None]
     configs = [(t, w) for t in trees for w in workers]
     results: dict = {c: [] for c in configs}
     for n in range(args.runs):
         for tree, w in (configs if n % 2 == 0 else configs[::-1]):
-            switches = _switches(tree)
-            jobs = {f"mutant:{s}": {"adapter": [sys.executable, "-S", str(tree / "tests" / "mutant.py"), s],
-                                    "root": tree} for s in switches}
-            os.environ["FORGE_GATE_WORKERS"] = str(w)
+            env = dict(os.environ)
+            if w is not None:
+                env["FORGE_GATE_WORKERS"] = str(w)
             started = time.monotonic()
-            verdicts = gate.run_many(jobs, sleepy=("mutant:stream-stall-4s",))
+            proc = subprocess.Popen([sys.executable, "-c", MATRIX_DRIVER, str(tree)], cwd=tree,
+                                    env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            out = proc.stdout.read()
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
             wall = time.monotonic() - started
-            wrong = [n for n, v in verdicts.items() if v.failed != switches[n.split(":", 1)[1]]]
-            cpu = sum(v.cpu_s or 0 for v in verdicts.values())
-            results[(tree, w)].append((wall, cpu, wrong, verdicts))
-            print(f"  round {n + 1}: {tree.name} workers {w}: {len(jobs)} runs, {wall:.1f} s wall, "
-                  f"{cpu:.1f} s CPU" + (f", WRONG: {wrong}" if wrong else ""), flush=True)
-    print(f"\nmatrix ({args.runs} rounds; median):")
+            cpu = usage.ru_utime + usage.ru_stime
+            data = json.loads(out) if proc.returncode == 0 else {"wrong": ["(driver failed)"], "walls": {}}
+            results[(tree, w)].append((wall, cpu, data))
+            print(f"  round {n + 1}: {tree} workers {w or 'default'}: {len(data['walls'])} runs, "
+                  f"{wall:.1f} s wall, {cpu:.1f} s CPU"
+                  + (f", WRONG: {data['wrong']}" if data["wrong"] else ""), flush=True)
+    print(f"\nmatrix ({args.runs} rounds, alternating; median):")
     base = None
     for c in configs:
         walls = [r[0] for r in results[c]]
         cpus = [r[1] for r in results[c]]
         base = base or _median(walls)
-        print(f"  {c[0]} workers {c[1]}: wall {_median(walls):6.1f} s (ratio {_median(walls) / base:.2f}), "
-              f"CPU {_median(cpus):6.1f} s, per run {_median(cpus) / max(1, len(results[c][0][3])):.2f} s CPU")
-    last = results[configs[0]][-1][3]
-    slow = sorted(last.items(), key=lambda kv: -kv[1].wall_s)[:8]
-    print("  slowest runs: " + ", ".join(f"{n.split(':', 1)[1]} {v.wall_s:.1f}s" for n, v in slow))
-    return 0 if not any(r[2] for rs in results.values() for r in rs) else 1
+        print(f"  {c[0]} workers {c[1] or 'default'}: wall {_median(walls):6.1f} s "
+              f"(ratio {_median(walls) / base:.2f}), CPU {_median(cpus):6.1f} s "
+              f"({_median(cpus) / max(1, len(results[c][0][2]['walls'])):.2f} s per run)")
+    walls = results[configs[0]][-1][2]["walls"]
+    print("  slowest runs: " + ", ".join(f"{n} {w:.1f}s" for n, w in
+                                         sorted(walls.items(), key=lambda kv: -kv[1])[:8]))
+    return 0 if not any(r[2]["wrong"] for rs in results.values() for r in rs) else 1
 
 
-def _switches(tree: Path) -> dict:
-    """switch -> expected failed set, read from ``tree``'s mutants in a subprocess
-    (two trees' tests.adapters cannot share one interpreter)."""
-    code = ("import json,sys; sys.path.insert(0, sys.argv[1]); "
-            "from tests.adapters.mutants import MUTANTS; "
-            "print(json.dumps({s: sorted(m.expected) for s, m in MUTANTS.items()}))")
-    out = subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True, text=True,
-                         check=True).stdout
-    return {s: set(ids) for s, ids in json.loads(out).items()}
+# Runs in the compared checkout with its own gate and mutants; prints JSON.
+MATRIX_DRIVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests import gate
+from tests.adapters.mutants import MUTANTS
+jobs = {f"mutant:{s}": {"adapter": gate.mutant(s)} for s in sorted(MUTANTS)}
+verdicts = gate.run_many(jobs, sleepy=("mutant:stream-stall-4s",))
+wrong = [n for n, v in verdicts.items() if v.failed != MUTANTS[n.split(":", 1)[1]].expected]
+print(json.dumps({"wrong": wrong, "walls": {n.split(":", 1)[1]: v.wall_s for n, v in verdicts.items()}}))
+"""
 
 
 def matrix_args(parser: argparse.ArgumentParser) -> None:
