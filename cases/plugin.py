@@ -100,6 +100,7 @@ class Settings:
         self.fixture_root = Path(env["FORGE_FIXTURE_ROOT"]) if env.get("FORGE_FIXTURE_ROOT") \
             else None   # tests only: a copy of fixture/ to verify and copy instead
         self._environ = env
+        self.rerun_options: list[str] = []   # run options a rerun must repeat (--strict)
 
     @classmethod
     def from_env(cls, adapter: list[str] | None = None, environ=None) -> "Settings":
@@ -152,12 +153,8 @@ class Settings:
 
     def rerun_command(self, case_id: str | None = None) -> str:
         """The exact command that reruns ``case_id`` (or everything) against this adapter."""
-        run = REPO_ROOT / "run"
-        try:
-            shown = "run" if Path.cwd().resolve() == REPO_ROOT else str(run)
-        except OSError:
-            shown = str(run)
-        parts = [self.knob_prefix(), f"python3 {shlex.quote(shown)}"]
+        from cases import invocation
+        parts = [self.knob_prefix(), invocation.command(), *self.rerun_options]
         if case_id:
             parts.append(f"--case {case_id}")
         if not self.reference:
@@ -605,6 +602,13 @@ class Harness:
         self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
         self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
         self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
+        from cases.known_failures import KnownFailuresError, Policy
+        try:
+            self.policy = Policy.load(opt("forge_known_failures"), opt("forge_strict"))
+        except KnownFailuresError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.settings.rerun_options = ["--strict"] if self.policy.strict else []
+        self.html_path = opt("forge_html")
         self._fx: FixtureView | None = None
         self._fx_snapshot: dict | None = None
         self.owned: list = []                 # Materialized copies to remove at the end
@@ -752,6 +756,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--forge-transcripts", default=None, help="one JSONL transcript per case here")
     g.addoption("--forge-fixture-dir", default=None,
                 help="an already materialized fixture copy to use (the CLI's pre-flight)")
+    g.addoption("--forge-known-failures", default=None, help="known failures file (FC-nnn reason)")
+    g.addoption("--forge-strict", action="store_true", help="a warning fails its case")
+    g.addoption("--forge-html", default=None, help="write the single-file HTML report here")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -810,6 +817,10 @@ def pytest_runtest_protocol(item, nextitem):
         h.notes.append(f"could not write the transcript of {c.id}: {exc}")
     result.transcript = str(path) if path else None
     result.details = run.longrepr
+    result.rerun = h.settings.rerun_command(c.id)
+    if h.html_path:
+        from cases import html_report
+        result.wire, result.stderr = html_report.capture(run)
     prior = h.results.get(c.id)
     h.results[c.id] = result if prior is None else report.merge(prior, result)
 
@@ -907,9 +918,11 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
-                       duration_s=time.monotonic() - h.started)
+                       duration_s=time.monotonic() - h.started, policy=h.policy)
     h.report = rep
-    for path, writer in ((h.json_path, report.write_json), (h.junit_path, report.write_junit)):
+    from cases import html_report
+    for path, writer in ((h.json_path, report.write_json), (h.junit_path, report.write_junit),
+                         (h.html_path, lambda p, r: html_report.write(p, r, h.results))):
         if path:
             try:
                 writer(Path(path), rep)
