@@ -476,7 +476,9 @@ def self_test(pytest_args: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)   # pytest reports a Ctrl-C itself
     import pytest
     os.chdir(REPO_ROOT)
-    code = int(pytest.main(["tests", "-q", *pytest_args]))
+    # `--self-test tests/test_cli.py` runs that file only; with no path, all of tests/.
+    named = [a for a in pytest_args if not a.startswith("-") and Path(a.split("::")[0]).exists()]
+    code = int(pytest.main([*([] if named else ["tests"]), "-q", *pytest_args]))
     if code == 5:
         _say("self-test: no tests were collected (pytest exit 5); that is a failure")
         return EXIT_FAILED

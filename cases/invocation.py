@@ -44,11 +44,13 @@ def _python() -> str:
     """``python3`` when that is this interpreter, else its full path (a venv's)."""
     found = shutil.which("python3")
     try:
-        if found and os.path.realpath(found) == os.path.realpath(sys.executable):
-            return "python3"
+        same = bool(found) and os.path.realpath(found) == os.path.realpath(sys.executable)
+        # A venv's python links to the base one: the same binary, not the same packages.
+        same = same and (sys.prefix == sys.base_prefix or os.path.dirname(os.path.abspath(found))
+                         == os.path.dirname(os.path.abspath(sys.executable)))
     except OSError:
-        pass
-    return shlex.quote(sys.executable)
+        same = False
+    return "python3" if same else shlex.quote(sys.executable)
 
 
 def command() -> str:
