@@ -122,18 +122,6 @@ def main(argv: list[str] | None = None, *, launcher: str | None = None) -> int:
         return EXIT_OK
 
 
-def console_main() -> int:
-    """The ``forge-conformance`` console script of an installed package."""
-    invocation.quiet_interrupts()
-    return main(launcher=invocation.CONSOLE)
-
-
-def module_main() -> int:
-    """``python -m forge_conformance``."""
-    invocation.quiet_interrupts()
-    return main(launcher=invocation.MODULE)
-
-
 def split_argv(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
     """(suite options, pytest args, adapter argv): see the module doc's grammar."""
     if "--" in argv:

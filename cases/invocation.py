@@ -6,19 +6,20 @@ plus plain pytest over cases/ (no launcher). ``command()`` gives the words
 that start the suite the same way from the user's current directory: every
 rerun line and the usage text use it. The version comes from pyproject.toml
 in a checkout and from the installed distribution's metadata otherwise.
+
+It also owns the first thing every entry point does (``quiet_interrupts``),
+so it imports only os and sys at the top: the less runs before the handler,
+the shorter the window in which Ctrl-C could still print a traceback.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
-import shutil
 import sys
-from pathlib import Path
 
 DIST = "forge-conformance"
-ROOT = Path(__file__).resolve().parent.parent   # the checkout, or the installed package
+# the checkout, or the installed package
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 RUN, CONSOLE, MODULE = "run", "console", "module"
 
 _launcher: str | None = None
@@ -32,16 +33,18 @@ def set_launcher(kind: str | None) -> None:
 def launcher() -> str:
     if _launcher is not None:
         return _launcher
-    return RUN if (ROOT / "run").is_file() else CONSOLE
+    return RUN if os.path.isfile(os.path.join(ROOT_DIR, "run")) else CONSOLE
 
 
 def installed() -> bool:
     """True when running from an installed package (no checkout around us)."""
-    return not (ROOT / "pyproject.toml").is_file()
+    return not os.path.isfile(os.path.join(ROOT_DIR, "pyproject.toml"))
 
 
 def _python() -> str:
     """``python3`` when that is this interpreter, else its full path (a venv's)."""
+    import shlex
+    import shutil
     found = shutil.which("python3")
     try:
         same = bool(found) and os.path.realpath(found) == os.path.realpath(sys.executable)
@@ -54,6 +57,10 @@ def _python() -> str:
 
 
 def command() -> str:
+    import shlex
+    import shutil
+    from pathlib import Path
+    root = Path(ROOT_DIR)
     kind = launcher()
     if kind == MODULE:
         return f"{_python()} -m forge_conformance"
@@ -65,9 +72,9 @@ def command() -> str:
         except OSError:
             same = False
         return DIST if same or os.path.sep not in script else shlex.quote(script)
-    run = ROOT / "run"
+    run = root / "run"
     try:
-        shown = "run" if Path.cwd().resolve() == ROOT else str(run)
+        shown = "run" if Path.cwd().resolve() == root else str(run)
     except OSError:
         shown = str(run)
     return f"python3 {shlex.quote(shown)}"
@@ -95,8 +102,10 @@ def quiet_interrupts() -> None:
 
 def version() -> str:
     """The suite version (pyproject.toml in a checkout, package metadata installed)."""
+    import re
     try:
-        text = (ROOT / "pyproject.toml").read_text("utf-8")
+        with open(os.path.join(ROOT_DIR, "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
     except OSError:
         text = None
     if text is not None:
@@ -107,3 +116,17 @@ def version() -> str:
         return dist_version(DIST)
     except (ImportError, PackageNotFoundError):
         return "unknown"
+
+
+def console_main() -> int:
+    """The ``forge-conformance`` console script: Ctrl-C is quiet before anything loads."""
+    quiet_interrupts()
+    from cases.cli import main
+    return main(launcher=CONSOLE)
+
+
+def module_main() -> int:
+    """``python -m forge_conformance``."""
+    quiet_interrupts()
+    from cases.cli import main
+    return main(launcher=MODULE)
