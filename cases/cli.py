@@ -446,7 +446,13 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
         rep = watch.report
         if rep is None:
             return EXIT_FAILED if code == 1 else EXIT_OK
-        return EXIT_FAILED if rep["summary"]["failed"] else EXIT_OK
+        s = rep["summary"]
+        if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
+                                 for r in rep["cases"]):
+            # pytest's own closing line counts differently; the last word is the suite's
+            print(f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "
+                  f"{s['skipped']} skipped, {s.get('known', 0)} known", flush=True)
+        return EXIT_FAILED if s["failed"] else EXIT_OK
     if watch.collect_errors:
         _say("the suite could not run: a case module failed to import (see above)")
     elif code == 3:

@@ -27,7 +27,7 @@ from pathlib import Path
 from cases import registry
 
 FRAMES = 400          # entries kept per process per case
-FRAME_CHARS = 1200    # characters shown of one frame
+FRAME_CHARS = 700     # characters shown of one frame
 STDERR_CHARS = 4000
 OUTCOME_LABEL = {"passed": "passed", "failed": "failed", "known": "known failure",
                  "warned": "passed with warnings", "skipped": "skipped"}

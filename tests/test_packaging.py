@@ -148,3 +148,44 @@ def test_readme_wire_client_example_runs_against_the_installed_package(installed
                             "no:cacheprovider", str(test_file)])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "passed" in proc.stdout
+
+
+def _action_step(name: str) -> str:
+    """The `run:` script of one step of action.yml (no YAML library: the
+    block scalar is the lines indented deeper than its `run:` key)."""
+    lines = (ROOT / "action.yml").read_text("utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.strip() == f"- name: {name}")
+    key = next(i for i in range(start, len(lines)) if lines[i].strip() == "run: |")
+    indent = len(lines[key]) - len(lines[key].lstrip())
+    body = []
+    for ln in lines[key + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+            break
+        body.append(ln[indent + 2:])
+    return "\n".join(body) + "\n"
+
+
+def test_the_actions_run_step_writes_every_report(installed, tmp_path):
+    """action.yml's suite step, run by bash as the runner would (inputs as env)."""
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    (runner_temp / "forge-conformance-venv").symlink_to(installed["venv"])
+    outputs = tmp_path / "github_output"
+    fs_provider = installed["purelib"] / "forge_conformance" / "vendor" / "fs_provider.py"
+    env = {**_env(), "RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(outputs),
+           "FORGE_PROVIDER": f"{installed['python']} {fs_provider}",
+           "FORGE_KNOWN_FAILURES": "", "FORGE_LEVEL": "v1.1", "FORGE_STRICT": "true",
+           "FORGE_ARGS": "--group handshake --group trees", "FORGE_REPORT_DIR": "out"}
+    proc = subprocess.run(["bash", "-c", _action_step("Run the suite")], cwd=installed["cwd"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    out = installed["cwd"] / "out"
+    for name in ("report.json", "junit.xml", "report.html"):
+        assert (out / name).is_file(), name
+    data = json.loads((out / "report.json").read_text())
+    ran = {r["id"] for r in data["cases"] if r["outcome"] == "passed"}
+    assert ran and all(r["since"] in ("v1", "v1.1") for r in data["cases"] if r["id"] in ran)
+    assert data["strict"] is True
+    assert sorted(p.name for p in (out / "transcripts").iterdir()) == sorted(
+        f"{cid}.jsonl" for cid in ran)
+    assert outputs.read_text().splitlines() == ["exit-code=0", "report=out/report.json"]
