@@ -19,7 +19,7 @@ failed, skipped, or (with ``--known-failures``) known: cases/known_failures.py
 says how a policy rewrites rows and what it adds (``known_failure``,
 ``stale_known_failure``, ``strict_failure``; top-level ``known_failures``,
 ``strict``). Rows carry ``rerun`` (the command that reruns that case) and,
-when the adapter wrote any, ``stderr_tail``.
+with --html, ``stderr_tail`` when the adapter wrote any.
 """
 
 from __future__ import annotations
