@@ -51,7 +51,7 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):   # one line, no usage dump
-        raise UsageError(f"{message} (see `python3 run --help`)")
+        raise UsageError(f"{message} (see `{invocation.command()} --help`)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -228,7 +228,7 @@ def _selection(case_ids: list[str], groups: list[str], level: str | None = None)
         try:
             wanted.add(registry.by_id(norm).id)
         except KeyError:
-            raise UsageError(f"unknown case id {cid!r} (`python3 run --list` shows the "
+            raise UsageError(f"unknown case id {cid!r} (`{invocation.command()} --list` shows the "
                              f"{len(registry.REGISTRY)} cases)") from None
     for g in groups:
         if g not in registry.GROUPS:
