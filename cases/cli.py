@@ -149,7 +149,14 @@ def _main(argv: list[str]) -> int:
         if extra or args.list:
             raise UsageError("--replay takes only an adapter after `--`")
         from cases import replay
-        return replay.main(Path(args.replay), adapter)
+        previous = _catch_stop_signals()   # the adapter's tree and the fixture copy go first
+        try:
+            return replay.main(Path(args.replay), adapter)
+        except KeyboardInterrupt:
+            _say("interrupted")
+            return EXIT_INTERRUPTED
+        finally:
+            _restore(previous)
     case_ids = list(args.case)
     if args.rerun_failed:
         failed = _failed_in(args.rerun_failed)
@@ -308,8 +315,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         raise UsageError("no case module implements the selected cases yet")
     temp = plugin.make_temp_area("forge-preflight-")
     materialized = None
-    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
-                if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
+    previous = _catch_stop_signals()
     try:
         materialized = preflight(settings, temp)
         return _pytest(args, adapter, selected, modules, materialized.path)
@@ -323,8 +329,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         if materialized is not None:
             materialized.cleanup()
         shutil.rmtree(temp, ignore_errors=True)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore(previous)
 
 
 # Ctrl-C, a CI timeout's SIGTERM, a closed terminal's SIGHUP: all stop the run
@@ -332,6 +337,17 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
 # cannot cut short the cleanup that stops the adapters' trees (bounded in
 # time by wire.process) and writes the report.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _catch_stop_signals() -> dict:
+    """Stop signals raise KeyboardInterrupt (once) from here on; returns what to restore."""
+    return {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
+            if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
+
+
+def _restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 def _interrupt(signum, frame):
