@@ -287,6 +287,14 @@ def _startup_s() -> float:
     return time.monotonic() - t
 
 
+def _in_interpreter_start_up(stderr: str) -> bool:
+    """A KeyboardInterrupt inside the interpreter's own start-up (site, .pth
+    files), before the first statement of `run`: no frame of the suite in it."""
+    frames = [ln for ln in stderr.splitlines() if ln.strip().startswith("File ")]
+    return any("<frozen site>" in ln for ln in frames) and not any(
+        str(ROOT) in ln for ln in frames)
+
+
 def test_ctrl_c_at_any_instant_after_start_up_is_one_line(tmp, tmp_path):
     """SIGINT at stepped instants through bootstrap, imports, pre-flight and
     the cases: never a traceback; exit 130 (or 0 if it finished first); once a
@@ -306,6 +314,10 @@ def test_ctrl_c_at_any_instant_after_start_up_is_one_line(tmp, tmp_path):
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
+        if proc.returncode == -signal.SIGINT and not stdout + stderr:
+            continue   # the interpreter had not even installed its handler: a silent stop
+        if "Traceback" in stdout + stderr and _in_interpreter_start_up(stderr):
+            continue   # a slow start-up outlasted the wait: Python's, before `run` ran
         assert "Traceback" not in stdout + stderr, (threading_wait, stderr[-2000:])
         assert proc.returncode in (0, 130), (threading_wait, proc.returncode, stderr)
         if proc.returncode == 130:
