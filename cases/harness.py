@@ -135,6 +135,13 @@ class Harness:
         self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
         self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
         self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
+        from cases.known_failures import KnownFailuresError, Policy
+        try:
+            self.policy = Policy.load(opt("forge_known_failures"), opt("forge_strict"))
+        except KnownFailuresError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.settings.rerun_options = ["--strict"] if self.policy.strict else []
+        self.html_path = opt("forge_html")
         self._fx: FixtureView | None = None
         self._fx_snapshot: dict | None = None
         self.owned: list = []                 # Materialized copies to remove at the end

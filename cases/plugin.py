@@ -43,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--forge-transcripts", default=None, help="one JSONL transcript per case here")
     g.addoption("--forge-fixture-dir", default=None,
                 help="an already materialized fixture copy to use (the CLI's pre-flight)")
+    g.addoption("--forge-known-failures", default=None, help="known failures file (FC-nnn reason)")
+    g.addoption("--forge-strict", action="store_true", help="a warning fails its case")
+    g.addoption("--forge-html", default=None, help="write the single-file HTML report here")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -107,6 +110,10 @@ def pytest_runtest_protocol(item, nextitem):
         h.notes.append(f"could not write the transcript of {c.id}: {exc}")
     result.transcript = str(path) if path else None
     result.details = run.longrepr
+    result.rerun = h.settings.rerun_command(c.id)
+    if h.html_path:
+        from cases import html_report
+        result.wire, result.stderr = html_report.capture(run)
     prior = h.results.get(c.id)
     h.results[c.id] = result if prior is None else report.merge(prior, result)
 
@@ -188,9 +195,11 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
-                       duration_s=time.monotonic() - h.started)
+                       duration_s=time.monotonic() - h.started, policy=h.policy)
     h.report = rep
-    for path, writer in ((h.json_path, report.write_json), (h.junit_path, report.write_junit)):
+    from cases import html_report
+    for path, writer in ((h.json_path, report.write_json), (h.junit_path, report.write_junit),
+                         (h.html_path, lambda p, r: html_report.write(p, r, h.results))):
         if path:
             try:
                 writer(Path(path), rep)

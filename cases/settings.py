@@ -68,6 +68,7 @@ class Settings:
         self.fixture_root = Path(env["FORGE_FIXTURE_ROOT"]) if env.get("FORGE_FIXTURE_ROOT") \
             else None   # tests only: a copy of fixture/ to verify and copy instead
         self._environ = env
+        self.rerun_options: list[str] = []   # run options a rerun must repeat (--strict)
 
     @classmethod
     def from_env(cls, adapter: list[str] | None = None, environ=None) -> "Settings":
@@ -119,12 +120,8 @@ class Settings:
 
     def rerun_command(self, case_id: str | None = None) -> str:
         """The exact command that reruns ``case_id`` (or everything) against this adapter."""
-        run = REPO_ROOT / "run"
-        try:
-            shown = "run" if Path.cwd().resolve() == REPO_ROOT else str(run)
-        except OSError:
-            shown = str(run)
-        parts = [self.knob_prefix(), f"python3 {shlex.quote(shown)}"]
+        from cases import invocation
+        parts = [self.knob_prefix(), invocation.command(), *self.rerun_options]
         if case_id:
             parts.append(f"--case {case_id}")
         if not self.reference:
