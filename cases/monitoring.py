@@ -53,8 +53,10 @@ SHAPE_OWNERS: dict[str, str] = {
     "repo/clone_url": "FC-113",
     "repo/web_url": "FC-114",
     "org/url": "FC-115",
-    "search/code": "FC-035",
+    "search/code": "FC-070",    # one-shot search replies (registry OWNERS)
 }
+# a streamed search's final reply (metadata only): registry OWNERS "streamed replies are"
+STREAMED_SEARCH_OWNER = "FC-042"
 # (method, member path prefix) -> owner, most specific first
 SHAPE_MEMBER_OWNERS: tuple[tuple[str, str, str], ...] = (
     ("repo/tree", "truncated", "FC-022"),
@@ -70,9 +72,9 @@ SHAPE_ITEM_MEMBER_OWNERS: dict[tuple[str, str], str] = {
     ("org/repos", "pushed_at"): "FC-112",
     ("org/repos", "name"): "FC-112",
 }
-# An id that is null (or 0, which the host never issues) answers something
-# that had no id: a notification (FC-054's rule), not a request's id echoed badly.
-NOTIFICATION_ANSWERED = "FC-054"
+# A reply to a notification: to a $/cancelRequest it is FC-122's (cancel
+# edges), to any other notification FC-054's (unsolicited notifications).
+CANCEL_ANSWERED, NOTIFICATION_ANSWERED = "FC-122", "FC-054"
 SHOWN = 3
 
 
@@ -91,26 +93,19 @@ class Seen:
 def owner_of(finding: Finding) -> str | None:
     """The case id that owns ``finding``'s rule (None: no case owns it)."""
     rule = finding.rule
-    if rule == m.REPLY_ID and _null_id(finding):
-        return NOTIFICATION_ANSWERED
+    if rule == m.NOTIFICATION_ANSWERED:
+        return CANCEL_ANSWERED if finding.method == "$/cancelRequest" else NOTIFICATION_ANSWERED
     if rule != m.RESULT_SHAPE:
         return RULE_OWNERS.get(rule)
     method = finding.method or ""
     path = _shape_path(finding.detail, method)
+    if method == "search/code" and finding.streaming and not path.startswith("index"):
+        return STREAMED_SEARCH_OWNER   # the final reply of a stream carries metadata only
     for meth, prefix, owner in SHAPE_MEMBER_OWNERS:
         if meth == method and (path == prefix or path.startswith(prefix + ".")):
             return owner
     member = path.rsplit(".", 1)[-1] if "[" in path else ""
     return SHAPE_ITEM_MEMBER_OWNERS.get((method, member), SHAPE_OWNERS.get(method))
-
-
-def _null_id(finding: Finding) -> bool:
-    import json
-    try:
-        msg = json.loads(finding.raw)
-    except ValueError:
-        return '"id":null' in finding.raw.replace(" ", "") or '"id":0' in finding.raw
-    return isinstance(msg, dict) and (msg.get("id") is None or msg.get("id") == 0)
 
 
 def _shape_path(detail: str, method: str) -> str:

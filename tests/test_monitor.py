@@ -66,7 +66,7 @@ def test_what_is_not_a_protocol_message(line, rule):
 
 def test_reply_ids():
     mo = mon(TREE, BLOB)
-    assert rules(mo, {"jsonrpc": "2.0", "id": None, "error": {"code": -32601,
+    assert rules(mo, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603,
                                                             "message": "m"}}) == [m.REPLY_ID]
     assert rules(mo, {"jsonrpc": "2.0", "id": "2", "result": {}}) == [m.REPLY_ID]
     assert rules(mo, {"jsonrpc": "2.0", "id": 2.0, "result": {}}) == [m.REPLY_ID]
@@ -153,3 +153,27 @@ def test_legal_errors_pass():
                                                               "retry_after_s": 0, "y": None}}}) == []
     assert rules(mo, {"jsonrpc": "2.0", "id": 5, "error": {"code": 404, "message": "m",
                                                            "data": None}}) == []
+
+
+def test_answers_to_notifications():
+    mo = mon(TREE)
+    assert rules(mo, ok(2, {"entries": []})) == []
+    mo.outbound(1, {"jsonrpc": "2.0", "method": "window/logMessage", "params": {}})
+    found = mo.inbound(1, frame({"jsonrpc": "2.0", "id": None,
+                                 "error": {"code": -32601, "message": "unknown"}}))
+    assert [(f.rule, f.method) for f in found] == [(m.NOTIFICATION_ANSWERED, "window/logMessage")]
+    mo.outbound(1, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 2}})
+    found = mo.inbound(1, frame({"jsonrpc": "2.0", "id": 2, "error": {"code": 1, "message": "x"}}))
+    assert [(f.rule, f.method) for f in found] == [(m.NOTIFICATION_ANSWERED, "$/cancelRequest")]
+    # once a request follows, a bad id is that request's problem again
+    mo.outbound(1, {"jsonrpc": "2.0", "id": 3, "method": "repo/tree", "params": {}})
+    assert rules(mo, {"jsonrpc": "2.0", "id": None, "result": {}}) == [m.REPLY_ID]
+    assert rules(mo, ok(3, {"entries": []})) == []
+
+
+def test_a_reply_to_a_live_request_after_a_cancel_is_normal():
+    mo = mon(SEARCH)
+    mo.outbound(1, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 3}})
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
+                      "params": {"id": 3, "items": [HIT]}}) == []
+    assert rules(mo, ok(3, {"items": [], "truncated": True})) == []

@@ -17,6 +17,9 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
   JSON integer (``null``, ``0``, strings and floats are not ids)
 * ``reply-unknown``    §1.2        a reply names an id issued to this process
 * ``reply-twice``      §1.2        a request is answered once
+* ``notification-answered`` §1.2, §5.4  notifications are never answered: a
+  reply without a usable id, or for an id already answered, that arrives after
+  a notification and before the next request, answers that notification
 * ``reply-members``    §1.2, §6.1  exactly one of ``result`` / ``error``
 * ``request-to-host``  §7.6, §5.2  no message carries both ``id`` and
   ``method`` (a ``$/partial`` has no top-level id)
@@ -54,6 +57,7 @@ JSONRPC = "jsonrpc"
 REPLY_ID = "reply-id"
 REPLY_UNKNOWN = "reply-unknown"
 REPLY_TWICE = "reply-twice"
+NOTIFICATION_ANSWERED = "notification-answered"
 REPLY_MEMBERS = "reply-members"
 REQUEST_TO_HOST = "request-to-host"
 PARTIAL_OPT_IN = "partial-opt-in"
@@ -71,6 +75,7 @@ RULES: dict[str, str] = {
     REPLY_ID: "§7.3",
     REPLY_UNKNOWN: "§1.2",
     REPLY_TWICE: "§1.2",
+    NOTIFICATION_ANSWERED: "§1.2, §5.4",
     REPLY_MEMBERS: "§1.2, §6.1",
     REQUEST_TO_HOST: "§7.6, §5.2",
     PARTIAL_OPT_IN: "§5.1",
@@ -103,6 +108,7 @@ class Finding:
     method: str | None = None
     seq: int | None = None
     raw: str = ""
+    streaming: bool = False    # the request opted into $/partial
 
     def where(self) -> str:
         """'repo/tree (id 7), generation 2' or 'generation 2'."""
@@ -191,6 +197,8 @@ class Monitor:
 
     def __init__(self) -> None:
         self._issued: dict[int, _Issued] = {}
+        # per generation: the notification written after the last request, if any
+        self._last_note: dict[int, str | None] = {}
 
     # ------------------------------------------------------------ host side
 
@@ -204,6 +212,9 @@ class Monitor:
             params = msg.get("params")
             streaming = isinstance(params, dict) and params.get("partial") is True
             self._issued[rid] = _Issued(method, generation, streaming, params)
+            self._last_note[generation] = None
+        elif "id" not in msg and isinstance(method, str):
+            self._last_note[generation] = method
 
     def method_of(self, rid: Any) -> str | None:
         issued = self._issued.get(rid) if usable_id(rid) else None
@@ -219,9 +230,9 @@ class Monitor:
         """Every rule ``frame`` breaks (an empty list when it breaks none)."""
         out: list[Finding] = []
 
-        def found(rule, detail, *, strength="must", rid=None, method=None):
+        def found(rule, detail, *, strength="must", rid=None, method=None, streaming=False):
             out.append(Finding(rule, detail, generation, strength, rid, method, seq,
-                               _evidence(frame)))
+                               _evidence(frame), streaming))
 
         if frame.violation == INVALID_UTF8:
             found(STDOUT_UTF8, "a line on stdout is not valid UTF-8 (the host ends the "
@@ -261,6 +272,14 @@ class Monitor:
 
     def _reply(self, generation: int, msg: dict, found) -> None:
         rid = msg.get("id")
+        note = self._last_note.get(generation)
+        issued = self._issued.get(rid) if usable_id(rid) else None
+        if note is not None and (issued is None or issued.answered):
+            found(NOTIFICATION_ANSWERED, f"a reply (id {_short(rid)}) right after the "
+                                         f"notification {note}: notifications are never "
+                                         f"answered", method=note,
+                  rid=rid if usable_id(rid) else None)
+            return
         if not usable_id(rid):
             found(REPLY_ID, f"a reply whose id {_short(rid)} is not the request's JSON "
                             f"integer (a reply to a notification, or an id not echoed "
@@ -279,7 +298,7 @@ class Monitor:
             return
         if issued.answered:
             found(REPLY_TWICE, f"a second reply for id {rid}, already answered", rid=rid,
-                  method=method)
+                  method=method, streaming=issued.streaming)
             return
         issued.answered = True
         has_result, has_error = "result" in msg, "error" in msg
@@ -291,16 +310,18 @@ class Monitor:
             for strength, problem in error_shape_problems(msg["error"]):
                 found(ERROR_SHAPE, problem, strength=strength, rid=rid, method=method)
             return
-        self._result(rid, method, msg["result"], found)
+        self._result(rid, issued, msg["result"], found)
 
-    def _result(self, rid: int, method: str, result: Any, found) -> None:
+    def _result(self, rid: int, issued: _Issued, result: Any, found) -> None:
+        method = issued.method
         model = RESULT_TYPES.get(method)
         if model is None or method == "initialize":
             return   # the handshake's reply belongs to FC-001..004 (RULINGS)
         try:
             structure(result, model)
         except ShapeError as exc:
-            found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method)
+            found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method,
+                  streaming=issued.streaming)
             return
         if method in ("repo/blob", "repo/blob_at"):
             problem = strict_base64_problem(result.get("bytes_b64"))

@@ -1,0 +1,64 @@
+"""cases/monitoring: each monitor finding goes to the one case that owns its rule,
+and a verdict names where in the run it was seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from cases import monitoring
+from cases.registry import REGISTRY
+from wire import monitor as m
+from wire.monitor import Finding
+
+
+def finding(rule, detail="d", method=None, streaming=False, strength="must"):
+    return Finding(rule, detail, 1, strength, 7, method, 3, "raw", streaming)
+
+
+@pytest.mark.parametrize("f, owner", [
+    (finding(m.STDOUT_JSON), "FC-123"),
+    (finding(m.PARTIAL_AFTER_REPLY), "FC-041"),
+    (finding(m.BASE64, method="repo/blob_at"), "FC-024"),
+    (finding(m.NOTIFICATION_ANSWERED, method="$/cancelRequest"), "FC-122"),
+    (finding(m.NOTIFICATION_ANSWERED, method="window/logMessage"), "FC-054"),
+    (finding(m.RESULT_SHAPE, "repo/tree result: entries[3].sha: missing", "repo/tree"), "FC-021"),
+    (finding(m.RESULT_SHAPE, "repo/tree result: truncated: expected a boolean", "repo/tree"),
+     "FC-022"),
+    (finding(m.RESULT_SHAPE, "search/code result: index.as_of: expected a string",
+             "search/code"), "FC-033"),
+    (finding(m.RESULT_SHAPE, "search/code result: items[2].located: expected a boolean",
+             "search/code"), "FC-032"),
+    (finding(m.RESULT_SHAPE, "search/code result: items[0].repo: missing", "search/code"),
+     "FC-070"),
+    (finding(m.RESULT_SHAPE, "search/code result: truncated: expected a boolean",
+             "search/code"), "FC-070"),
+    (finding(m.RESULT_SHAPE, "search/code result: truncated: expected a boolean",
+             "search/code", streaming=True), "FC-042"),
+    (finding(m.RESULT_SHAPE, "search/code result: index: expected an object",
+             "search/code", streaming=True), "FC-033"),
+    (finding(m.RESULT_SHAPE, "search/code result: items: expected an array", "search/code",
+             streaming=True), "FC-042"),
+])
+def test_owners(f, owner):
+    assert monitoring.owner_of(f) == owner
+
+
+def test_every_owner_is_a_registry_case():
+    known = {c.id for c in REGISTRY}
+    owners = {*monitoring.RULE_OWNERS.values(), *monitoring.SHAPE_OWNERS.values(),
+              *(o for _, _, o in monitoring.SHAPE_MEMBER_OWNERS),
+              *monitoring.SHAPE_ITEM_MEMBER_OWNERS.values(), monitoring.STREAMED_SEARCH_OWNER,
+              monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED}
+    assert owners <= known, sorted(owners - known)
+    assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED} == set(m.RULES)
+
+
+def test_verdicts_fail_for_a_must_warn_for_a_should_and_say_where():
+    seen = [monitoring.Seen(finding(m.STDOUT_JSON, "junk"), "FC-020", "adapter"),
+            monitoring.Seen(finding(m.STDOUT_JSON, "junk"), "FC-021", "adapter"),
+            monitoring.Seen(finding(m.ERROR_SHAPE, "code 0", "repo/tree", strength="should"),
+                            None, "spawn#1")]
+    out = monitoring.verdicts(seen, {"FC-123", "FC-063"})
+    assert "2 frame(s)" in out["FC-123"].failure and "during FC-020" in out["FC-123"].failure
+    assert out["FC-063"].failure is None and "between cases" in out["FC-063"].warnings[0]
+    assert monitoring.verdicts(seen, {"FC-001"}) == {}   # owners that did not run say nothing
