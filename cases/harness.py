@@ -27,7 +27,7 @@ from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_
 from cases.fixture_view import FixtureView, snapshot
 from cases.providers import new_provider
 from cases.registry import Case
-from cases.settings import Settings, UsageError, activate, make_temp_area
+from cases.settings import TAIL_S, Settings, UsageError, activate, make_temp_area
 
 # How many frames of a process's transcript a failure shows when the process
 # exchanged nothing during the case.
@@ -108,10 +108,36 @@ class GroupSlot:
             run.attach(self.provider)
         return self.provider
 
+    def watch_tail(self) -> None:
+        """The end-of-group silence window (settings.TAIL_S): what is left of
+        it after the process's last streamed reply or notification."""
+        p = self.provider
+        if p is None or not p.alive:
+            return
+        since = last_quiet_start(p)
+        left = TAIL_S - (time.monotonic() - since) if since is not None else 0.0
+        if left > 0:
+            time.sleep(left)   # a rule about absence: the named window, not a synchronisation
+
     def retire(self, *, wait: bool = True) -> None:
         p, self.provider = self.provider, None
         if p is not None:
             self.harness.dispose(p, wait=wait)
+
+
+def last_quiet_start(provider) -> float | None:
+    """When ``provider`` last answered a streamed request or was sent a
+    notification (monotonic), or None: where late frames would start."""
+    streaming: set = set()
+    last = None
+    for e in provider.transcript.entries():
+        if e.direction == "out" and e.kind == "request" and isinstance(e.msg, dict) \
+                and isinstance(e.msg.get("params"), dict) and e.msg["params"].get("partial") is True:
+            streaming.add(e.id)
+        elif (e.direction == "out" and e.kind == "notification") or \
+                (e.direction == "in" and e.kind == "reply" and e.id in streaming):
+            last = e.t
+    return last
 
 
 class Harness:

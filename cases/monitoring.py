@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import attrs
 
+from cases import api
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -143,9 +144,30 @@ def verdicts(seen: list[Seen], ran: set[str]) -> dict[str, Verdict]:
         musts = [s for s in items if s.finding.strength == "must"]
         shoulds = [s for s in items if s.finding.strength != "must"]
         failure = _sentence(musts) if musts else None
-        warnings = tuple(f"{s.finding.detail} ({s.where()})" for s in _distinct(shoulds)[:SHOWN])
+        warnings = tuple(_warning(s) for s in _distinct(shoulds)[:SHOWN])
         out[owner] = Verdict(owner, failure, warnings)
     return out
+
+
+def judge_own_traffic() -> None:
+    """For a case that owns monitor rules: fail it now on the MUST findings of
+    its own traffic (warn for SHOULDs). The rest of the run's traffic is
+    judged at the end of the run, whatever the order the cases ran in."""
+    run = api.running()
+    mine = []
+    for p, mark in run.attached:
+        for f in p.findings[getattr(p, "_findings_taken", 0):]:
+            if (f.seq is None or f.seq >= mark) and owner_of(f) == run.case.id:
+                mine.append(Seen(f, run.case.id, getattr(p, "label", "adapter")))
+    for s in _distinct([s for s in mine if s.finding.strength != "must"])[:SHOWN]:
+        api.warn(_warning(s))
+    musts = [s for s in mine if s.finding.strength == "must"]
+    if musts:
+        api.fail(_sentence(musts))
+
+
+def _warning(s: Seen) -> str:
+    return f"{s.finding.detail} ({s.where()})"
 
 
 def _distinct(items: list[Seen]) -> list[Seen]:

@@ -261,6 +261,7 @@ def _forge_group(request):
     name = Path(str(request.path)).stem.removeprefix("test_")
     slot = GroupSlot(h, name)
     yield slot
+    slot.watch_tail()       # late frames are the monitor's to judge, not lost with the process
     slot.retire()
     h.drain()               # every process of the group is gone before the copy is judged
     h.check_fixture(name)   # fails the group's last case if the copy was changed

@@ -126,6 +126,8 @@ REGISTRY: tuple[Case, ...] = (
          "§Progressive results (v1.3)", "v1.3"),
     Case("FC-045", _ST, "stream stops cleanly on $/cancelRequest (advisory; must not error)",
          "§Cancellation + §Progressive results (v1.3)", "v1.3"),
+    Case("FC-046", _ST, "no $/partial for a request that did not opt in (every frame of the run)",
+         "§Progressive results (opt-in, v1.3)", "v1.3"),
 
     Case("FC-050", _L, "kill mid-session: respawn is cheap and idempotent",
          "§Transport (restart, v1.2)", "v1.2"),

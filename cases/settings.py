@@ -27,6 +27,12 @@ CACHE_BYTES = 268435456
 # The named window for rules about absence (FC-041, FC-054): the only wait
 # that is not an event (RULINGS "Timing").
 SILENCE_S = 0.5
+# The second window about absence: before a group's adapter is retired, the
+# run-wide monitor watches it this long after its last streamed reply or
+# notification, so a $/partial after a reply (FC-041) or an answer to a
+# notification (FC-054, FC-122) that comes late is still seen. Waited only
+# for what is left of it when the group's own cases did not already fill it.
+TAIL_S = 1.5
 PLACEHOLDER = "{fixture}"
 KNOBS = ("FORGE_ORG", "FORGE_DEADLINE_S", "FORGE_INACTIVITY_S", "FORGE_NO_APPEND",
          "FORGE_NO_FAULTS", "FORGE_FIXTURE_ROOT")

@@ -9,6 +9,7 @@ import time
 
 from cases.api import case, fail, fc_assert, listing, show, warn
 from cases.formats import is_int
+from cases.monitoring import judge_own_traffic
 from cases.replies import (frame_items, partial_frames, partial_id, read_reply,
                            require_code_search, search, tree)
 from cases.settings import INACTIVITY_S, SILENCE_S
@@ -146,3 +147,19 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
               why="a cancelled stream still ends with a normal metadata-only reply")
     read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
     tree(adapter, fx, ALPHA)
+
+
+@case("FC-046")
+def test_no_partial_without_opt_in(adapter, fx):
+    """No $/partial names a request that did not send partial: true: one-shot
+    searches and tree requests here, and every request of the run (the
+    protocol monitor judges every frame; its verdict names where it saw one).
+
+    Falsified by: partial-on-oneshot: One-shot search/code also sends its hits in a $/partial before
+    the reply.
+    """
+    tree(adapter, fx, ALPHA)
+    if adapter.caps.code_search:   # the one-shot path a non-streaming UI uses
+        search(adapter, TERM_MANY_ALPHA)
+        search(adapter, TERM_SEVERAL)
+    judge_own_traffic()

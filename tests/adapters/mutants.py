@@ -693,3 +693,9 @@ class CommitUnimplemented(Refuse):
 
     def __init__(self):
         super().__init__(("repo/commit",))
+
+
+# the adversary's deep mutants that the cases now catch join the matrix
+from tests.adapters.mutants_deep import DEEP, IN_MATRIX  # noqa: E402
+
+MUTANTS.update({switch: DEEP[switch] for switch in IN_MATRIX})

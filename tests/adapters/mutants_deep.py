@@ -1480,9 +1480,8 @@ class BannerOnStdout(Hooks):
         proxy.send_host(b"fs adapter 0.1 ready (serving the fixture)\n")
 
 
-@deep("partial-on-oneshot", PENDING,
-      '§5.1: "MUST NOT Send $/partial for a request that did not opt in" (RULINGS says it fails; it '
-      'names no owner)')
+@deep("partial-on-oneshot", "FC-046",
+      '§5.1: "MUST NOT Send $/partial for a request that did not opt in"')
 class PartialOnOneshot(Hooks):
     """One-shot search/code also sends its hits in a $/partial before the reply.
 
@@ -1608,3 +1607,13 @@ class CloneUrlNotCloneable(Hooks):
                 proxy, req.params.get("repo")):
             result["clone_url"] = str(proxy.fixture / "no-such-clone-source.git")
         return msg
+
+
+# Deep mutants the cases now catch exactly (on the path where they hide):
+# they run in the mutant matrix too (tests/adapters/mutants.py adds them).
+IN_MATRIX: tuple[str, ...] = (
+    "partial-on-oneshot",
+    "partial-late-1s",
+    "partial-id-echo-later-batches",
+    "blob-at-b64-wrapped",
+)
