@@ -457,6 +457,7 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
             return EXIT_FAILED if code == 1 else EXIT_OK
         s = rep["summary"]
         if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
+                                 or r.get("monitor_failure")
                                  for r in rep["cases"]):
             # pytest's own closing line counts differently; the last word is the suite's
             print(f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "

@@ -276,6 +276,7 @@ class Harness:
                 result.details = f"{result.details}\n{text}" if result.details else text
                 continue
             result.outcome, result.message, result.details = "failed", verdict.failure, text
+            result.monitor_failure = True
             self.notes.append(f"{cid} failed on the run's traffic after it ran "
                               f"(protocol monitor): see its entry in the report")
 

@@ -17,7 +17,8 @@ Every registry id appears exactly once, in id order; a case that was not
 selected is "skipped" with message "not selected". ``outcome`` is passed,
 failed, skipped, or (with ``--known-failures``) known: cases/known_failures.py
 says how a policy rewrites rows and what it adds (``known_failure``,
-``stale_known_failure``, ``strict_failure``; top-level ``known_failures``,
+``stale_known_failure``, ``strict_failure``, ``monitor_failure`` (failed by the
+run-wide protocol monitor on traffic seen after the case ran); top-level ``known_failures``,
 ``strict``). Rows carry ``rerun`` (the command that reruns that case) and,
 with --html, ``stderr_tail`` when the adapter wrote any.
 """
@@ -55,6 +56,7 @@ class CaseResult:
     transcript: str | None = None
     details: str = ""               # the full failure text (failures only)
     rerun: str = ""                 # the command that reruns just this case
+    monitor_failure: bool = False   # failed by the run-wide protocol monitor after it ran
     # For the HTML report only (never in the JSON): each process's entries of
     # the case and its stderr tail, kept when --html asked for them.
     wire: list = field(default_factory=list)
@@ -153,6 +155,8 @@ def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: 
             row["details"] = r.details
         if r.rerun:
             row["rerun"] = r.rerun
+        if r.monitor_failure:
+            row["monitor_failure"] = True
         tails = [(label, text) for label, text in r.stderr if text.strip()]
         if tails:
             row["stderr_tail"] = {label: text for label, text in tails}

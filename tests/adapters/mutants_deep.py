@@ -1617,3 +1617,11 @@ IN_MATRIX: tuple[str, ...] = (
     "partial-id-echo-later-batches",
     "blob-at-b64-wrapped",
 )
+
+
+def _join_matrix() -> None:
+    from tests.adapters.mutants import MUTANTS
+    MUTANTS.update({switch: DEEP[switch] for switch in IN_MATRIX})
+
+
+_join_matrix()
