@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Benchmarks of the suite (not collected by pytest): ``python3 tests/bench.py wire``.
 
-Subcommands register themselves in ``COMMANDS``; ``wire`` measures the host
-client (issue 2's speed targets), others (``suite``, ``stress``) can be added
-next to it. Each prints its figures side by side with their baselines.
+Subcommands register themselves in ``COMMANDS``: ``wire`` (the host client,
+issue 2's targets), ``suite`` (wall and CPU of a whole run and where its time
+goes, phase by phase and group by group, issue 13), ``matrix`` (the mutant
+matrix's wall and CPU) and ``stress`` (determinism). ``suite`` and ``matrix``
+take ``--compare DIR``, another checkout (an unpacked ``git archive main``),
+and alternate the two in the same time window, since the machine is shared.
 
 wire:
   1. streaming 200,000 search items in 2,000 ``$/partial`` batches through

@@ -175,6 +175,9 @@ class _Forked:
         from_child, to_host = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        import gc
+
+        gc.freeze()    # the collector then never touches (and copies) the pages both share
         pid = os.fork()
         if pid == 0:
             cls._run_child(reference, args, to_child, to_host)
