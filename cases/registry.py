@@ -25,7 +25,7 @@ class Case:
     group: str    # "content_ids": the module cases/test_content_ids.py
     title: str    # what the case encodes, as the brief words it
     spec: str     # the protocol section it cites
-    since: str    # protocol revision the rule arrived in: v1, v1.1, v1.2, v1.3, v1.5
+    since: str    # protocol revision the rule arrived in: one of LEVELS
 
     @property
     def module(self) -> str:
@@ -44,14 +44,17 @@ GROUP_HEADINGS = {
     "bounded": "Bounded compute (advisory)",
     "icons": "Icons (v1.3)",
     "revisions": "Revisions (v1.5)",
+    "commits": "Commits (v1.6)",
 }
 GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
 
 # Protocol levels whose cases the terminal summary reports as met or not.
-LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.5")
+LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
 _L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
+_C = "commits"
+_COMMIT = "§Methods repo/commit (v1.6)"
 _REV = "§Methods (Revisions, v1.5)"
 _TOL = "§Transport (reader tolerance, normative both directions)"
 
@@ -149,6 +152,26 @@ REGISTRY: tuple[Case, ...] = (
          _REV, "v1.5"),
     Case("FC-099", _R, "capability honesty: refs/log/blame are booleans; false is never asked",
          "§Handshake (capabilities, v1.5)", "v1.5"),
+
+    Case("FC-100", _C, "commit shape: required members typed, optional members typed when "
+         "present, ISO-8601 date", _COMMIT, "v1.6"),
+    Case("FC-101", _C, "commit identity: sha resolves to the commit, parents in order (first "
+         "first, root []), author date", _COMMIT, "v1.6"),
+    Case("FC-102", _C, "message is complete (subject and body) without a trailing newline",
+         _COMMIT, "v1.6"),
+    Case("FC-103", _C, "files are the first-parent diff (root: all added against the empty "
+         "tree; merge: first parent)", _COMMIT, "v1.6"),
+    Case("FC-104", _C, "statuses lower-case (another string warns); renamed carries "
+         "previous_path", _COMMIT, "v1.6"),
+    Case("FC-105", _C, "patch is hunks only: headers match bodies, no file headers, \\n-joined, "
+         "no trailing newline", _COMMIT, "v1.6"),
+    Case("FC-106", _C, "metadata-only change has patch \"\"; a binary change has no text patch "
+         "(binary: true)", _COMMIT, "v1.6"),
+    Case("FC-107", _C, "counts equal the patch's +/- lines; unknown counts omitted, never zero",
+         _COMMIT, "v1.6"),
+    Case("FC-108", _C, "unknown sha -> error (not_found preferred)", _COMMIT + " + §Errors",
+         "v1.6"),
+    Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
 )
 
 _BY_ID = {c.id: c for c in REGISTRY}

@@ -693,3 +693,6 @@ class CommitUnimplemented(Refuse):
 
     def __init__(self):
         super().__init__(("repo/commit",))
+
+
+from tests.adapters import mutants_v16  # noqa: E402,F401  (registers the v1.6 mutants)

@@ -1,0 +1,361 @@
+"""Commit cases (FC-100..FC-109): repo/commit, v1.6 (PROTOCOL §3.12).
+
+Every commit of the vcs repo (both branches and the merged topic) is asked
+once per adapter process by git's full id (cases/commits_expect.py) and
+judged against git itself: parents, message, author date, the first-parent
+change list (root: against the empty tree), git's numstat. Each case reads
+the capabilities first and skips, saying why, when `commit` is false or
+absent (the host never sends repo/commit then) or when git is missing.
+FC-099 keeps capability honesty; the reply belongs to these cases.
+"""
+
+import re
+
+from cases.commits_expect import (all_commits, ask, canonical, facts, is_count, need_files,
+                                  patch_counts, patch_problem, require_commit, tip_sha)
+from cases.expect import expect_error, instant, listing, need, show, unknown_commit_id
+from cases.plugin import case, fc_assert, warn
+from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
+                             VCS_RENAMED)
+from wire.messages import COMMIT_STATUSES, Commit, ShapeError, structure
+
+SPEC = "§Methods repo/commit (v1.6)"
+BASIC_ISO = re.compile(r"^\d{8}T\d{4}(\d{2})?([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?$")
+SERVING = "serving repo/commit at all is FC-099's"
+
+
+def short(sha):
+    return sha[:12]
+
+
+def each_commit(adapter, fx):
+    """(sha, git facts, result object) for every commit the adapter served;
+    a commit it did not serve is FC-100's business."""
+    for sha in all_commits(fx):
+        asked = ask(adapter, fx, sha)
+        if asked.error is None and isinstance(asked.result, dict):
+            yield sha, facts(fx, sha), asked.result
+
+
+def resolves_to(adapter, fx, spelled, sha):
+    """Whether the commit id ``spelled`` (the adapter's vocabulary) names git's
+    commit ``sha``: the same id, or one repo/commit accepts and answers with
+    that commit's message and author date (RULINGS "Content and revisions")."""
+    if spelled == sha:
+        return True
+    if not isinstance(spelled, str) or not spelled:
+        return False
+    again = ask(adapter, fx, spelled)
+    if again.error is not None or not isinstance(again.result, dict):
+        return False
+    want = facts(fx, sha)
+    return (again.result.get("message") == want.message
+            and instant(again.result.get("date")) == want.date)
+
+
+@case("FC-100")
+def test_commit_shape(adapter, fx):
+    """repo/commit of every commit of vcs answers a result with the required
+    members typed (sha, author, date, message strings; files an array of
+    objects with string path and status) and the optional ones typed when
+    present (parents strings, truncated boolean, web_url string, counts
+    0..2^32-1, patch string, binary boolean, previous_path string); date is
+    ISO-8601 (the basic format warns).
+
+    Falsified by: commit-truncated-string: every commit but a merge answers truncated as the
+    string "false".
+    """
+    require_commit(adapter, fx)
+    tip = ask(adapter, fx, tip_sha(fx))
+    need(tip.error is None, f"repo/commit of {VCS_DEFAULT_BRANCH}'s tip answered an error "
+         f"({tip.error.message if tip.error else ''!r})", SERVING)
+    problems = []
+    for sha in all_commits(fx):
+        asked = ask(adapter, fx, sha)
+        if asked.error is not None:
+            problems.append(f"{short(sha)}: an error ({asked.error.message!r})")
+            continue
+        try:
+            structure(asked.result, Commit)
+        except ShapeError as exc:
+            problems.append(f"{short(sha)}: {exc}")
+            continue
+        date = asked.result["date"]
+        if instant(date) is None:
+            if BASIC_ISO.match(date.strip()):
+                warn(f"{short(sha)}: date {date!r} is ISO-8601's basic format (the host shows "
+                     f"dates verbatim)")
+            else:
+                problems.append(f"{short(sha)}: date {date!r} is not ISO-8601")
+    fc_assert(not problems, expected="a well-formed commit for each of the repository's "
+              f"{len(all_commits(fx))} commits", got=listing(problems, 3),
+              why="repo/commit answers the protocol's commit shape")
+
+
+@case("FC-101")
+def test_commit_identity(adapter, fx):
+    """Each commit reply names that commit: sha is its full id (a shorter
+    spelling that resolves warns; another string must resolve to it),
+    parents (when given) are git's parents in order, first parent first, []
+    for the root, and date is git's author-date instant.
+
+    Falsified by: merge-parents-reversed: a merge's parents are listed second parent first.
+    """
+    require_commit(adapter, fx)
+    judged = 0
+    for sha, git, result in each_commit(adapter, fx):
+        judged += 1
+        spelled = result.get("sha")
+        if isinstance(spelled, str) and spelled != sha:
+            if len(spelled) >= 4 and sha.startswith(spelled):
+                warn(f"{short(sha)}: sha {spelled!r} is a shorter spelling of the full id")
+            else:
+                fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
+                          got=f"sha {show(spelled)}, which does not resolve to that commit",
+                          why="a commit reply's sha names the commit asked for")
+        parents = result.get("parents")
+        if isinstance(parents, list):
+            ok = len(parents) == len(git.parents) and all(
+                resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
+            fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
+                      f"parent first)", got=f"parents {show(parents)} for {short(sha)}",
+                      why="parents are the commit's parents in order ([] for a root commit)")
+        when = instant(result.get("date"))
+        if when is not None:
+            fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {short(sha)}",
+                      got=f"date {result.get('date')!r}", why="date is the commit's author date")
+    need(judged, "repo/commit answered no commit of vcs with a result", "commit replies are "
+         "FC-100's")
+
+
+@case("FC-102")
+def test_commit_message(adapter, fx):
+    """Each commit's message is the complete message, subject and body, as git
+    stores it, without the terminating newline.
+
+    Falsified by: message-subject-only: repo/commit's message is the subject line only.
+    """
+    require_commit(adapter, fx)
+    bodies = 0
+    for sha, git, result in each_commit(adapter, fx):
+        message = result.get("message")
+        if not isinstance(message, str):
+            continue   # FC-100's
+        bodies += "\n" in git.message
+        if message == git.message:
+            continue
+        if message.rstrip("\n") == git.message:
+            why = "the message carries a trailing newline"
+        elif message == git.subject and git.subject != git.message:
+            why = "the message is the subject only: the body is missing"
+        else:
+            why = "the message is the commit's complete message"
+        fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
+                  why=f"{short(sha)}: {why}")
+    need(bodies, "no commit with a body was answered", "commit replies are FC-100's")
+
+
+@case("FC-103")
+def test_first_parent_changes(adapter, fx):
+    """Each commit's files are git's first-parent diff: the same changed paths
+    (a subset when truncated is true) and, for the four known statuses,
+    git's status; the root commit lists everything as added (against the
+    empty tree) and the merge lists what it brought in from the first
+    parent's view.
+
+    Falsified by: merge-last-parent-diff: a merge's files are its diff against the last parent.
+    """
+    require_commit(adapter, fx)
+    for sha, git, result in each_commit(adapter, fx):
+        by_path = canonical(need_files(result, sha), git)
+        want = {c.path: c.status for c in git.changes}
+        got = set(by_path)
+        kind = ("the root commit, against the empty tree" if not git.parents else
+                "a merge, against its first parent" if len(git.parents) > 1 else "a commit")
+        if result.get("truncated") is True:
+            fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
+                      got=f"also {listing(got - set(want))}",
+                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+        else:
+            fc_assert(got == set(want), expected=f"git's changed paths {listing(want)}",
+                      got=f"missing {listing(set(want) - got) or 'none'}; extra "
+                      f"{listing(got - set(want)) or 'none'}",
+                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+        wrong = [f"{p}: {by_path[p].get('status')!r} (git: {want[p]})" for p in sorted(got)
+                 if p in want and by_path[p].get("status") in COMMIT_STATUSES
+                 and by_path[p].get("status") != want[p]]
+        fc_assert(not wrong, expected="git's status for every changed path",
+                  got=listing(wrong, 3), why=f"{short(sha)} ({kind}): each file's status is "
+                  f"the change git sees")
+
+
+@case("FC-104")
+def test_statuses(adapter, fx):
+    """Statuses are the lower-case added/removed/modified/renamed (any other
+    string warns: the host reads it as modified), and every renamed file
+    carries previous_path, naming the path git renamed it from.
+
+    Falsified by: rename-without-previous-path: renamed files carry no previous_path.
+    """
+    require_commit(adapter, fx)
+    renamed = 0
+    for sha, git, result in each_commit(adapter, fx):
+        by_path = canonical(need_files(result, sha), git)
+        for path, f in sorted(by_path.items()):
+            status = f.get("status")
+            if isinstance(status, str) and status not in COMMIT_STATUSES:
+                warn(f"{short(sha)} {path}: status {status!r} is not one of "
+                     f"{', '.join(COMMIT_STATUSES)} (the host reads it as modified)")
+            if status != "renamed" or f.get("_split"):
+                continue
+            renamed += 1
+            change = git.change_of(path)
+            prev = f.get("previous_path")
+            want = change.previous_path if change is not None else None
+            fc_assert(isinstance(prev, str) and (want is None or prev == want),
+                      expected=f"previous_path {show(want) if want else 'a string'}",
+                      got=f"previous_path {show(prev)}" if "previous_path" in f
+                      else "no previous_path",
+                      why=f"{short(sha)} {path}: a renamed file carries previous_path")
+    need(renamed or not any(c.letter == "R" for s in all_commits(fx) for c in facts(fx, s).changes),
+         f"no commit listed {VCS_RENAMED[1]} as renamed", None)
+
+
+@case("FC-105")
+def test_patch_format(adapter, fx):
+    """Every patch is hunks only: each hunk starts with an `@@ -a,b +c,d @@`
+    header whose counts its body matches, body lines start with ' ', '+',
+    '-' or '\\', no file headers (diff --git, index, ---, +++, mode lines),
+    lines joined with \\n and no newline after the last one.
+
+    Falsified by: patch-file-headers: patches keep git's ---/+++ file headers.
+    """
+    require_commit(adapter, fx)
+    problems, seen = [], 0
+    for sha, git, result in each_commit(adapter, fx):
+        for f in need_files(result, sha):
+            patch = f.get("patch")
+            if not isinstance(patch, str) or patch == "":
+                continue
+            seen += 1
+            problem = patch_problem(patch)
+            if problem:
+                problems.append(f"{short(sha)} {f['path']}: {problem}")
+    fc_assert(not problems, expected="hunks only", got=listing(problems, 3),
+              why="a patch contains only well-formed hunks")
+    need(seen, "no commit of vcs carried a non-empty patch", None)
+
+
+@case("FC-106")
+def test_metadata_only_and_binary(adapter, fx):
+    """A change whose bytes are the same on both sides (the mode-only change of
+    tools/build.sh, the pure rename) has patch "" (or none); the binary
+    change of assets/logo.bin carries no text patch: binary true (a patch or
+    counts beside it warn), or no patch (unmarked warns).
+
+    Falsified by: rename-full-patch: a pure rename carries a patch removing and re-adding every
+    line.
+    """
+    require_commit(adapter, fx)
+    looked = set()
+    for sha, git, result in each_commit(adapter, fx):
+        by_path = canonical(need_files(result, sha), git)
+        for change in git.changes:
+            f = by_path.get(change.path)
+            if f is None or f.get("_split"):
+                continue
+            patch = f.get("patch")
+            if change.same_bytes:
+                looked.add(change.path)
+                fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
+                          got=f"patch {show(patch, 80)}",
+                          why=f"{short(sha)} {change.path}: a change that leaves the bytes "
+                          f"alone has an empty patch")
+            elif change.binary:
+                looked.add(change.path)
+                if f.get("binary") is True:
+                    extra = [k for k in ("patch", "additions", "deletions") if k in f]
+                    if extra:
+                        warn(f"{short(sha)} {change.path}: binary true beside "
+                             f"{', '.join(extra)} (should be left out)")
+                    continue
+                fc_assert(not isinstance(patch, str) or patch == "",
+                          expected="binary true and no patch",
+                          got=f"binary {show(f.get('binary', False))}, patch {show(patch, 60)}",
+                          why=f"{short(sha)} {change.path}: a binary change has no text patch")
+                warn(f"{short(sha)} {change.path}: a binary change not marked binary: true "
+                     f"(the host shows it as a patch that is unavailable)")
+    wanted = {VCS_MODE_CHANGED, VCS_RENAMED[1], VCS_BINARY_CHANGED}
+    need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them", "files are FC-103's")
+
+
+@case("FC-107")
+def test_counts(adapter, fx):
+    """additions/deletions, when given beside a patch, equal its '+' and '-'
+    lines; counts never stand in for unknown ones: no zeros for the binary
+    change, nor for a change git counts lines in whose patch is not given.
+
+    Falsified by: binary-zero-counts: binary files report additions 0 and deletions 0.
+    """
+    require_commit(adapter, fx)
+    judged = 0
+    for sha, git, result in each_commit(adapter, fx):
+        by_path = canonical(need_files(result, sha), git)
+        for path, f in sorted(by_path.items()):
+            adds, dels = f.get("additions"), f.get("deletions")
+            if not (is_count(adds) or is_count(dels)):
+                continue
+            judged += 1
+            patch = f.get("patch")
+            change = git.change_of(path)
+            if isinstance(patch, str):
+                plus, minus = patch_counts(patch)
+                got = {k: v for k, v in (("additions", adds), ("deletions", dels)) if is_count(v)}
+                want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
+                fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
+                          got=show(got), why=f"{short(sha)} {path}: counts match the patch")
+            elif change is not None and not f.get("_split"):
+                unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
+                zeros = (adds in (0, None) and dels in (0, None))
+                fc_assert(not (unknown and zeros),
+                          expected="no counts (unknown)" if change.binary else
+                          f"additions {change.additions}, deletions {change.deletions}, or none",
+                          got=f"additions {show(adds)}, deletions {show(dels)}",
+                          why=f"{short(sha)} {path}: unknown counts are left out, never zero")
+    need(judged, "no file of any commit carried counts", None)
+
+
+@case("FC-108")
+def test_unknown_commit(adapter, fx):
+    """repo/commit of a 40-hex id naming no object, and of a name that is no
+    ref, is an error (not_found preferred: another or no kind warns).
+
+    Falsified by: unknown-commit-tip: repo/commit of an unknown sha answers the default branch's
+    tip.
+    """
+    require_commit(adapter, fx)
+    for sha in (unknown_commit_id(fx), "forge-conformance-no-such-commit"):
+        what = f"repo/commit of the unknown sha {sha}"
+        err = expect_error(adapter, "repo/commit", {"repo": fx.repo(VCS), "sha": sha}, what=what)
+        if err.raw_kind != "not_found":
+            warn(f"{what}: kind {show(err.raw_kind)} (not_found preferred); message "
+                 f"{err.message!r}")
+
+
+@case("FC-109")
+def test_truncated_honest(adapter, fx):
+    """truncated true means the file list is incomplete: a commit whose every
+    changed file (git's first-parent diff) is listed says false (or nothing).
+
+    Falsified by: root-truncated: the root commit's reply says truncated true over its full
+    file list.
+    """
+    require_commit(adapter, fx)
+    for sha, git, result in each_commit(adapter, fx):
+        if result.get("truncated") is not True:
+            continue
+        listed = set(canonical(need_files(result, sha), git))
+        fc_assert(listed != {c.path for c in git.changes},
+                  expected="truncated false: all of git's changed paths are listed",
+                  got=f"truncated true beside all {len(listed)} of them",
+                  why=f"{short(sha)}: truncated says the file list is incomplete")

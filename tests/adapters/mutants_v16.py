@@ -1,0 +1,164 @@
+"""Mutants of the v1.6 cases: repo/commit (FC-100..109), listings and links
+(FC-110..), transport (FC-120..), the broken fault's kind (FC-064), the cache
+root (FC-055) and revision round trips (FC-130..).
+
+They register into the same ``MUTANTS`` table as tests/adapters/mutants.py
+(which imports this module last). Each breaks its rule where its case does
+not look first: another commit, method, repository or ref.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.adapters.hooks import is_git, repo_name
+from tests.adapters.mutants import MUTANTS, mutant
+from tests.adapters.proxy import Hooks, result_of
+
+__all__ = ["MUTANTS"]
+
+
+def git_out(proxy, repo, *args: str) -> bytes:
+    """``git <args>`` in a served git repository ("" when it fails)."""
+    run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
+                         capture_output=True)
+    return run.stdout if run.returncode == 0 else b""
+
+
+class CommitReply(Hooks):
+    """Rewrite repo/commit results with ``edit(proxy, req, result)``."""
+
+    def edit(self, proxy, req, result: dict) -> None:
+        pass
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/commit" and result is not None:
+            self.edit(proxy, req, result)
+        return msg
+
+
+def commit_files(result: dict) -> list[dict]:
+    return [f for f in result.get("files") or [] if isinstance(f, dict)]
+
+
+# ---------------------------------------------------------------- repo/commit
+
+@mutant("commit-truncated-string", "FC-100")
+class CommitTruncatedString(CommitReply):
+    """Every commit but a merge answers truncated as the string "false"."""
+
+    def edit(self, proxy, req, result):
+        if len(result.get("parents") or []) < 2:
+            result["truncated"] = "false"
+
+
+@mutant("merge-parents-reversed", "FC-101")
+class MergeParentsReversed(CommitReply):
+    """A merge's parents are listed second parent first."""
+
+    def edit(self, proxy, req, result):
+        parents = result.get("parents")
+        if isinstance(parents, list) and len(parents) > 1:
+            result["parents"] = list(reversed(parents))
+
+
+@mutant("message-subject-only", "FC-102")
+class MessageSubjectOnly(CommitReply):
+    """repo/commit's message is the subject line only."""
+
+    def edit(self, proxy, req, result):
+        if isinstance(result.get("message"), str):
+            result["message"] = result["message"].split("\n", 1)[0]
+
+
+@mutant("merge-last-parent-diff", "FC-103")
+class MergeLastParentDiff(CommitReply):
+    """A merge's files are its diff against the last parent (statuses only, no patches)."""
+
+    STATUS = {"A": "added", "D": "removed", "M": "modified", "T": "modified"}
+
+    def edit(self, proxy, req, result):
+        parents = result.get("parents") or []
+        if len(parents) < 2:
+            return
+        out = git_out(proxy, req.params.get("repo"), "diff-tree", "-r", "--no-renames",
+                      "--no-commit-id", "--name-status", "-z", parents[-1], result["sha"])
+        fields = out.decode("utf-8", "replace").split("\0")
+        result["files"] = [{"path": path, "status": self.STATUS.get(letter[:1], "modified")}
+                           for letter, path in zip(fields[::2], fields[1::2]) if path]
+
+
+@mutant("rename-without-previous-path", "FC-104")
+class RenameWithoutPreviousPath(CommitReply):
+    """Renamed files carry no previous_path."""
+
+    def edit(self, proxy, req, result):
+        for f in commit_files(result):
+            if f.get("status") == "renamed":
+                f.pop("previous_path", None)
+
+
+@mutant("patch-file-headers", "FC-105")
+class PatchFileHeaders(CommitReply):
+    """Patches keep git's ---/+++ file headers before their hunks."""
+
+    def edit(self, proxy, req, result):
+        for f in commit_files(result):
+            patch = f.get("patch")
+            if isinstance(patch, str) and patch:
+                old = f.get("previous_path") or f.get("path")
+                f["patch"] = f"--- a/{old}\n+++ b/{f.get('path')}\n{patch}"
+
+
+@mutant("rename-full-patch", "FC-106")
+class RenameFullPatch(CommitReply):
+    """A pure rename carries a patch removing and re-adding every line (counts to match)."""
+
+    def edit(self, proxy, req, result):
+        for f in commit_files(result):
+            if f.get("status") != "renamed" or f.get("patch") != "":
+                continue
+            data = git_out(proxy, req.params.get("repo"), "show", f"{result['sha']}:{f['path']}")
+            lines = data.decode("utf-8", "replace").split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            n = len(lines)
+            f["patch"] = "\n".join([f"@@ -1,{n} +1,{n} @@", *("-" + ln for ln in lines),
+                                    *("+" + ln for ln in lines)])
+            f["additions"] = f["deletions"] = n
+
+
+@mutant("binary-zero-counts", "FC-107")
+class BinaryZeroCounts(CommitReply):
+    """Binary files report additions 0 and deletions 0 (counts unknown, reported as zero)."""
+
+    def edit(self, proxy, req, result):
+        for f in commit_files(result):
+            if f.get("binary") is True:
+                f["additions"] = f["deletions"] = 0
+
+
+@mutant("unknown-commit-tip", "FC-108")
+class UnknownCommitTip(Hooks):
+    """repo/commit of an unknown sha answers the default branch's tip."""
+
+    def reply(self, proxy, req, msg):
+        if req is None or req.method != "repo/commit" or "error" not in msg \
+                or not is_git(proxy, req.params.get("repo")):
+            return msg
+
+        def tip(answer: dict) -> None:
+            proxy.send_host({**answer, "id": req.id} if "result" in answer else msg)
+
+        proxy.call_child("repo/commit", {"repo": req.params.get("repo"), "sha": "HEAD"}, tip)
+        return None
+
+
+@mutant("root-truncated", "FC-109")
+class RootTruncated(CommitReply):
+    """The root commit's reply says truncated true over its full file list."""
+
+    def edit(self, proxy, req, result):
+        if result.get("parents") == []:
+            result["truncated"] = True
