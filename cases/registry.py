@@ -45,6 +45,7 @@ GROUP_HEADINGS = {
     "icons": "Icons (v1.3)",
     "revisions": "Revisions (v1.5)",
     "commits": "Commits (v1.6)",
+    "transport": "Transport",
 }
 GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
 
@@ -53,7 +54,7 @@ LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
 _L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
-_C = "commits"
+_C, _TR = "commits", "transport"
 _COMMIT = "§Methods repo/commit (v1.6)"
 _REV = "§Methods (Revisions, v1.5)"
 _TOL = "§Transport (reader tolerance, normative both directions)"
@@ -172,6 +173,15 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-108", _C, "unknown sha -> error (not_found preferred)", _COMMIT + " + §Errors",
          "v1.6"),
     Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
+
+    Case("FC-120", _TR, "requests in flight at once: each answered once, under its own id, in "
+         "any order", "§Transport (concurrency, out-of-order replies, v1.2)", "v1.2"),
+    Case("FC-121", _TR, "a second initialize on the same process is answered", "§Handshake",
+         "v1"),
+    Case("FC-122", _TR, "$/cancelRequest for a finished request changes nothing (no reply)",
+         "§Cancellation", "v1.1"),
+    Case("FC-123", _TR, "nothing but protocol messages on stdout (junk lines fail)",
+         "§Transport (framing)", "v1"),
 )
 
 _BY_ID = {c.id: c for c in REGISTRY}

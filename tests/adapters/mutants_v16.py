@@ -10,10 +10,11 @@ not look first: another commit, method, repository or ref.
 from __future__ import annotations
 
 import subprocess
+import threading
 
 from tests.adapters.hooks import is_git, repo_name
 from tests.adapters.mutants import MUTANTS, mutant
-from tests.adapters.proxy import Hooks, result_of
+from tests.adapters.proxy import Hooks, params_id, result_of
 
 __all__ = ["MUTANTS"]
 
@@ -162,3 +163,91 @@ class RootTruncated(CommitReply):
     def edit(self, proxy, req, result):
         if result.get("parents") == []:
             result["truncated"] = True
+
+
+# ---------------------------------------------------------------- transport
+
+@mutant("concurrent-blobs-swapped", "FC-120")
+class ConcurrentBlobsSwapped(Hooks):
+    """Replies to repo/blob requests in flight together are sent under each other's ids.
+
+    A blob reply is held (up to HOLD_S) while another repo/blob request is
+    outstanding; when that one's reply comes, the two swap ids. One request
+    at a time (every other case) is never touched.
+    """
+
+    HOLD_S = 0.5
+
+    def __init__(self):
+        self.held: dict | None = None
+        self.lock = threading.Lock()
+
+    def _release(self, proxy, msg):
+        with self.lock:
+            if self.held is not msg:
+                return
+            self.held = None
+        proxy.send_host(msg)
+
+    def reply(self, proxy, req, msg):
+        if req is None or req.method != "repo/blob":
+            return msg
+        with self.lock:
+            held, self.held = self.held, None
+            if held is None:
+                if any(r.method == "repo/blob" and r.id != req.id
+                       for r in list(proxy.requests.values())):
+                    self.held = msg
+                    proxy.later(self.HOLD_S, lambda: self._release(proxy, msg))
+                    return None
+                return msg
+        held["id"], msg["id"] = msg["id"], held["id"]
+        proxy.send_host(held)
+        return msg
+
+
+@mutant("second-initialize-refused", "FC-121")
+class SecondInitializeRefused(Hooks):
+    """An initialize after the first on the same process answers an error."""
+
+    def __init__(self):
+        self.initialized = False
+
+    def request(self, proxy, req, msg):
+        if req.method != "initialize":
+            return msg
+        if self.initialized:
+            proxy.error(req, "already initialized", kind="provider")
+            return None
+        self.initialized = True
+        return msg
+
+
+@mutant("cancel-finished-answered", "FC-122")
+class CancelFinishedAnswered(Hooks):
+    """A cancel naming an answered request is answered with an error under that id."""
+
+    def __init__(self):
+        self.answered: set = set()
+
+    def reply(self, proxy, req, msg):
+        if req is not None:
+            self.answered.add(req.id)
+        return msg
+
+    def notification(self, proxy, msg):
+        rid = params_id(msg)
+        if msg.get("method") == "$/cancelRequest" and rid in self.answered:
+            proxy.send_host({"jsonrpc": "2.0", "id": rid,
+                             "error": {"code": 1, "message": f"request {rid} already finished"}})
+        return msg
+
+
+@mutant("web-url-debug-line", "FC-123")
+class WebUrlDebugLine(Hooks):
+    """A debug line is printed to stdout before each repo/web_url reply."""
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/web_url":
+            proxy.send_host(b"[fs_provider] web_url computed\n")
+        return msg
