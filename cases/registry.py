@@ -45,6 +45,7 @@ GROUP_HEADINGS = {
     "icons": "Icons (v1.3)",
     "revisions": "Revisions (v1.5)",
     "commits": "Commits (v1.6)",
+    "listings": "Listings & links",
     "transport": "Transport",
 }
 GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
@@ -54,7 +55,7 @@ LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
 _L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
-_C, _TR = "commits", "transport"
+_C, _LI, _TR = "commits", "listings", "transport"
 _COMMIT = "§Methods repo/commit (v1.6)"
 _REV = "§Methods (Revisions, v1.5)"
 _TOL = "§Transport (reader tolerance, normative both directions)"
@@ -173,6 +174,18 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-108", _C, "unknown sha -> error (not_found preferred)", _COMMIT + " + §Errors",
          "v1.6"),
     Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
+
+    Case("FC-110", _LI, "search/repos: items with a string full_name or org; fixture repos found "
+         "by name; listed ids accepted back", "§Methods search/repos", "v1"),
+    Case("FC-111", _LI, "org/repos: names relative to the org, fixture repos listed; an org "
+         "that cannot be listed is an error (warns)", "§Methods org/repos", "v1"),
+    Case("FC-112", _LI, "org/repos objects: string name, optional members typed, pushed_at "
+         "ISO-8601", "§Methods org/repos (rich entries, v1.4)", "v1.4"),
+    Case("FC-113", _LI, "repo/clone_url: a path or URL git clone accepts (vcs cloned, its "
+         "branches checked)", "§Methods repo/clone_url", "v1"),
+    Case("FC-114", _LI, "repo/web_url: a URL for a file, a directory and the root; line and "
+         "range anchors (warn)", "§Methods repo/web_url", "v1"),
+    Case("FC-115", _LI, "org/url: a URL string", "§Methods org/url", "v1"),
 
     Case("FC-120", _TR, "requests in flight at once: each answered once, under its own id, in "
          "any order", "§Transport (concurrency, out-of-order replies, v1.2)", "v1.2"),

@@ -90,3 +90,17 @@ class StatusCapitalised(CommitFiles):
     def edit(self, result, f):
         if isinstance(f.get("status"), str):
             f["status"] = f["status"].capitalize()
+
+
+@control("org-repos-mixed")
+class OrgReposMixed(Hooks):
+    """org/repos answers strings and v1.4 objects mixed (every member on the objects)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "org/repos" and result is not None:
+            result["repos"] = [n if not isinstance(n, str) or i % 2 == 0 else
+                               {"name": n, "description": f"the {n} repository", "private": True,
+                                "archived": i % 4 == 1, "pushed_at": "2026-08-20T10:11:12Z"}
+                               for i, n in enumerate(result.get("repos") or [])]
+        return msg

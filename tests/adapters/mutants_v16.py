@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import threading
 
-from tests.adapters.hooks import is_git, repo_name
+from tests.adapters.hooks import fixture_repos, is_git, repo_name
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -250,4 +250,81 @@ class WebUrlDebugLine(Hooks):
     def reply(self, proxy, req, msg):
         if req is not None and req.method == "repo/web_url":
             proxy.send_host(b"[fs_provider] web_url computed\n")
+        return msg
+
+
+# ---------------------------------------------------------------- listings and links
+
+@mutant("search-repos-prefix-only", "FC-110")
+class SearchReposPrefixOnly(Hooks):
+    """search/repos matches only ids that start with the query (so a bare name finds nothing)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "search/repos" or result is None:
+            return msg
+        query = str(req.params.get("query") or "").lower()
+        result["items"] = [i for i in result.get("items") or []
+                           if not isinstance(i, dict) or "full_name" not in i
+                           or str(i["full_name"]).lower().startswith(query)]
+        return msg
+
+
+@mutant("org-repos-full-ids", "FC-111")
+class OrgReposFullIds(Hooks):
+    """org/repos lists full ids (<org>/<name>) instead of names relative to the org."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "org/repos" and result is not None:
+            org = req.params.get("org")
+            result["repos"] = [f"{org}/{n}" if isinstance(n, str) else n
+                               for n in result.get("repos") or []]
+        return msg
+
+
+@mutant("org-repos-epoch-pushed-at", "FC-112")
+class OrgReposEpochPushedAt(Hooks):
+    """org/repos answers objects whose pushed_at is epoch seconds as a string (names kept)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "org/repos" and result is not None:
+            result["repos"] = [{"name": n, "pushed_at": "1705312800"} if isinstance(n, str) else n
+                               for n in result.get("repos") or []]
+        return msg
+
+
+@mutant("clone-url-parent-dir", "FC-113")
+class CloneUrlParentDir(Hooks):
+    """repo/clone_url of a git repository names the directory above it (not a repository)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if (req is not None and req.method == "repo/clone_url" and result is not None
+                and is_git(proxy, req.params.get("repo"))):
+            result["clone_url"] = str(proxy.fixture)
+        return msg
+
+
+@mutant("web-url-root-refused", "FC-114")
+class WebUrlRootRefused(Hooks):
+    """repo/web_url of the repository root (path "") answers an error."""
+
+    def request(self, proxy, req, msg):
+        if (req.method == "repo/web_url" and not req.params.get("path")
+                and repo_name(req.params.get("repo")) in fixture_repos(proxy)):
+            proxy.error(req, "repo/web_url needs a path", kind="not_found")
+            return None
+        return msg
+
+
+@mutant("org-url-href", "FC-115")
+class OrgUrlHref(Hooks):
+    """org/url answers {"href": ...} instead of {"url": ...}."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "org/url" and result is not None and "url" in result:
+            result["href"] = result.pop("url")
         return msg
