@@ -45,6 +45,7 @@ REFERENCE_ADAPTER = REPO_ROOT / "vendor" / "fs_provider.py"
 
 # What a configured host sends (the cases' group adapters): PROTOCOL §2.2.
 CACHE_BYTES = 268435456
+CACHE_PROVIDER = "forge"   # <name> of the cache_dir handed over: <root>/rootle/providers/<name>
 # The named window for rules about absence (FC-041, FC-054): the only wait
 # that is not an event (RULINGS "Timing").
 SILENCE_S = 0.5
@@ -408,7 +409,10 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
     global _CLASS
     if _CLASS is None:
         _CLASS = _provider_class()
-    cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=temp))
+    # The host's layout (RULINGS "Process behaviour"): <root>/rootle/providers/<name>
+    cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=temp)) / "rootle" / "providers" \
+        / CACHE_PROVIDER
+    cache.mkdir(parents=True)
     if init_params is None:
         init_params = {"protocol": 1, "cache_bytes": CACHE_BYTES, "cache_dir": str(cache)}
     stderr_dir = Path(tempfile.mkdtemp(prefix=f"stderr-{label}-", dir=temp))

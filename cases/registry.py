@@ -89,8 +89,8 @@ REGISTRY: tuple[Case, ...] = (
          "§Methods search/code", "v1.3"),
     Case("FC-031", _S, "line is 1-based and equals the fixture's real line",
          "§Methods search/code (line, v1.3)", "v1.3"),
-    Case("FC-032", _S, "located:false tolerated",
-         "§Methods search/code + §Progressive results (located, v1.3)", "v1.3"),
+    Case("FC-032", _S, "located:false tolerated",   # the located flag arrived in v1.1
+         "§Methods search/code + §Progressive results (located, v1.3)", "v1.1"),
     Case("FC-033", _S, "index.as_of shape when present",
          "§Methods search/code (index, v1.3)", "v1.3"),
     Case("FC-034", _S, "file_search inherits code_search when absent",
@@ -113,11 +113,13 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-050", _L, "kill mid-session: respawn is cheap and idempotent",
          "§Transport (restart, v1.2)", "v1.2"),
     Case("FC-051", _L, "initialize re-runs every generation with the same cache params",
-         "§Transport (restart obligations)", "v1"),
+         "§Transport (restart obligations)", "v1.2"),   # restarts and cache params: v1.2
     Case("FC-052", _L, "no network I/O during initialize (credentials are lazy)",
          "§Transport (restart obligations) + §Configuration (credential conventions)", "v1"),
     Case("FC-053", _L, "unknown fields in requests are ignored", _TOL, "v1"),
     Case("FC-054", _L, "unsolicited notifications ignored", _TOL, "v1"),
+    Case("FC-055", _L, "nothing written into the host's cache root outside providers/",
+         "§Disk caches", "v1.2"),
 
     Case("FC-060", _E, "auth for credential failures", "§Errors (kinds, v1.1)", "v1.1"),
     Case("FC-061", _E, "rate_limited with retry_after_s when applicable",
@@ -125,11 +127,12 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-062", _E, "not_found for missing repo/blob", "§Errors (kinds, v1.1)", "v1.1"),
     Case("FC-063", _E, "unknown kinds tolerated (suite asserts shape, not kind set)",
          "§Errors (kinds, v1.1 — open enum)", "v1.1"),
+    Case("FC-064", _E, "a backend failure (the broken fault) is kind provider, never "
+         "network/auth/rate_limited/not_found", "§Errors (kinds, v1.1)", "v1.1"),
 
-    # `truncated` on search/code arrived in v1.2 and `limit` in v1.4 (which has no
-    # level of its own here); a v1.2 adapter passes by ignoring the advisory limit.
+    # `truncated` on search/code arrived in v1.2, the advisory `limit` it judges in v1.4.
     Case("FC-070", _B, "honoring limit stops at ~N and sets truncated: true",
-         "§Methods search/code (bounded compute, advisory)", "v1.2"),
+         "§Methods search/code (bounded compute, advisory)", "v1.4"),
 
     Case("FC-080", _I, "icon is absent, a builtin name, or a single glyph",
          "§Handshake (icon, v1.3)", "v1.3"),

@@ -215,3 +215,54 @@ def changed_listing(before, result):
     retyped = [p for p in set(before) & set(after) if before[p] != after[p]]
     return (f"missing {listing(set(before) - set(after))}; not listed before "
             f"{listing(set(after) - set(before))}; typed otherwise {listing(retyped)}")
+
+
+# ---------------------------------------------------------------- FC-055 (v1.6 coverage)
+# Appended as a block of its own so the module's head stays as it is.
+
+from pathlib import Path  # noqa: E402
+
+from cases.expect import try_request as _try  # noqa: E402
+from cases.plugin import CACHE_PROVIDER, fail as _fail, skip as _skip  # noqa: E402
+from fixture.catalog import VCS, VCS_THREE_COMMITS  # noqa: E402
+
+
+def exercise(adapter, fx):
+    """One request of the usual kinds, so whatever the adapter caches is written."""
+    alpha = fx.repo(ALPHA)
+    ids = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH})
+    asks = [("repo/blob", {"repo": alpha, "sha": ids.get(TERM_LINE_PATH, "")}),
+            ("repo/tree", {"repo": fx.repo(WIDE), "ref": None}),
+            ("repo/clone_url", {"repo": alpha})]
+    if adapter.caps.code_search:
+        asks.append(("search/code", {"q": TERM_LINE, "limit": 500}))
+    if fx.vcs_built and adapter.caps.log:
+        asks.append(("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None,
+                                  "limit": None}))
+    for method, params in asks:
+        _try(adapter, method, params)
+
+
+@case("FC-055")
+def test_host_cache_root_untouched(adapter, fx):
+    """Handed cache_dir in the host's layout (<root>/rootle/providers/<name>),
+    the adapter writes nothing into <root>/rootle/ outside providers/ (the
+    host's own cache root), whatever it served: the group's earlier cases
+    plus a blob, a tree, a clone_url, a search and a log.
+
+    Falsified by: blobs-in-host-root: repo/blob caches each blob it serves in
+    <cache_dir>/../../blobs/ (the host's cache root).
+    """
+    cache_dir = adapter.init_params.get("cache_dir")
+    if not isinstance(cache_dir, str):
+        _skip("the group adapter was started without cache_dir")
+    cache = Path(cache_dir)
+    if cache.parent.name != "providers" or cache.parent.parent.name != "rootle":
+        _fail("the suite hands cache_dir in the host's layout", expected="<root>/rootle/"
+              f"providers/{CACHE_PROVIDER}", got=cache_dir)
+    exercise(adapter, fx)
+    root = cache.parent.parent
+    stray = sorted(str(p.relative_to(root)) for p in root.iterdir() if p.name != "providers")
+    fc_assert(not stray, expected=f"nothing in {root} but providers/",
+              got=f"the adapter wrote {listing(stray)}",
+              why="an adapter must not write into the host's cache root (use cache_dir)")

@@ -22,8 +22,8 @@ PINNED_IDS = [
     "FC-020", "FC-021", "FC-022", "FC-023", "FC-024", "FC-025",
     "FC-030", "FC-031", "FC-032", "FC-033", "FC-034",
     "FC-040", "FC-041", "FC-042", "FC-043", "FC-044", "FC-045",
-    "FC-050", "FC-051", "FC-052", "FC-053", "FC-054",
-    "FC-060", "FC-061", "FC-062", "FC-063",
+    "FC-050", "FC-051", "FC-052", "FC-053", "FC-054", "FC-055",
+    "FC-060", "FC-061", "FC-062", "FC-063", "FC-064",
     "FC-070",
     "FC-080",
     "FC-090", "FC-091", "FC-092", "FC-093", "FC-094", "FC-095", "FC-096", "FC-097",
@@ -36,7 +36,7 @@ PINNED_IDS = [
 
 
 def test_the_ids_are_pinned():
-    assert len(PINNED_IDS) == 67
+    assert len(PINNED_IDS) == 69
     assert [c.id for c in registry.REGISTRY] == PINNED_IDS
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from pathlib import Path
 
-from tests.adapters.hooks import fixture_repos, is_git, repo_name
+from tests.adapters.hooks import KindRewrite, fixture_repos, is_git, repo_name
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -327,4 +328,29 @@ class OrgUrlHref(Hooks):
         result = result_of(msg)
         if req is not None and req.method == "org/url" and result is not None and "url" in result:
             result["href"] = result.pop("url")
+        return msg
+
+
+# ---------------------------------------------------------------- errors and caches
+
+@mutant("broken-clone-url-network", "FC-064")
+class BrokenCloneUrlNetwork(KindRewrite):
+    """repo/clone_url reports the backend failure (kind provider) with kind "network"."""
+
+    def __init__(self):
+        super().__init__("provider", "network", methods=("repo/clone_url",))
+
+
+@mutant("blobs-in-host-root", "FC-055")
+class BlobsInHostRoot(Hooks):
+    """repo/blob caches each blob it serves in <cache_dir>/../../blobs/ (the host's cache root)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        cache = proxy.init_params.get("cache_dir")
+        if req is not None and req.method == "repo/blob" and result is not None \
+                and isinstance(cache, str):
+            blobs = Path(cache).parent.parent / "blobs"
+            blobs.mkdir(parents=True, exist_ok=True)
+            (blobs / str(req.params.get("sha"))[:64]).write_text(str(result.get("bytes_b64")))
         return msg
