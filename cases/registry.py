@@ -47,6 +47,7 @@ GROUP_HEADINGS = {
     "commits": "Commits (v1.6)",
     "listings": "Listings & links",
     "transport": "Transport",
+    "roundtrips": "Revision round trips",
 }
 GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
 
@@ -55,7 +56,7 @@ LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
 _L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
-_C, _LI, _TR = "commits", "listings", "transport"
+_C, _LI, _TR, _RT = "commits", "listings", "transport", "roundtrips"
 _COMMIT = "§Methods repo/commit (v1.6)"
 _REV = "§Methods (Revisions, v1.5)"
 _TOL = "§Transport (reader tolerance, normative both directions)"
@@ -198,6 +199,13 @@ REGISTRY: tuple[Case, ...] = (
          "§Cancellation", "v1.1"),
     Case("FC-123", _TR, "nothing but protocol messages on stdout (junk lines fail)",
          "§Transport (framing)", "v1"),
+
+    Case("FC-130", _RT, "log at a non-null ref walks history from that revision", _REV, "v1.5"),
+    Case("FC-131", _RT, "blame at a non-null ref blames that revision", _REV, "v1.5"),
+    Case("FC-132", _RT, "log's commit ids are accepted back as refs (blob_at, and tree when "
+         "refs is declared)", _REV, "v1.5"),
+    Case("FC-133", _RT, "blob_at with ref null serves the default branch; sha matches the tree "
+         "entry", _REV, "v1.5"),
 )
 
 _BY_ID = {c.id: c for c in REGISTRY}

@@ -29,7 +29,7 @@ from tests import gate
 from tests.adapters.gates import MARKER, is_revision_request
 
 # The groups that need a revision capability and the vcs repo (FC-099 judges the declarations).
-REVISION_GROUPS = ("revisions", "commits")
+REVISION_GROUPS = ("revisions", "commits", "roundtrips")
 REVISION_CASES = {c.id for c in REGISTRY if c.group in REVISION_GROUPS and c.id != "FC-099"}
 OTHER_CASES = {c.id for c in REGISTRY if c.id not in REVISION_CASES and c.id != "FC-099"}
 

@@ -13,7 +13,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from tests.adapters.hooks import KindRewrite, fixture_repos, is_git, repo_name
+from tests.adapters.hooks import (BlobIds, KindRewrite, fixture_repos, git_blob_id, is_git,
+                                  read_worktree, repo_name)
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -354,3 +355,50 @@ class BlobsInHostRoot(Hooks):
             blobs.mkdir(parents=True, exist_ok=True)
             (blobs / str(req.params.get("sha"))[:64]).write_text(str(result.get("bytes_b64")))
         return msg
+
+
+# ---------------------------------------------------------------- revision round trips
+
+@mutant("log-ignores-ref", "FC-130")
+class LogIgnoresRef(Hooks):
+    """repo/log walks the default branch whatever ref is asked."""
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/log" and isinstance(msg.get("params"), dict):
+            msg["params"]["ref"] = None
+        return msg
+
+
+@mutant("blame-ignores-ref", "FC-131")
+class BlameIgnoresRef(Hooks):
+    """repo/blame blames the default branch whatever ref is asked."""
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blame" and isinstance(msg.get("params"), dict):
+            msg["params"]["ref"] = None
+        return msg
+
+
+@mutant("blob-at-hex-ref-worktree", "FC-132")
+class BlobAtHexRefWorktree(Hooks):
+    """repo/blob_at at a commit id (hex, one git resolves) serves the working tree's bytes."""
+
+    def request(self, proxy, req, msg):
+        ref = req.params.get("ref")
+        if (req.method == "repo/blob_at" and isinstance(ref, str)
+                and all(c in "0123456789abcdef" for c in ref) and len(ref) >= 4
+                and git_out(proxy, req.params.get("repo"), "rev-parse", "--verify", "-q",
+                            f"{ref}^{{commit}}")):
+            msg["params"]["ref"] = None
+        return msg
+
+
+@mutant("blob-at-null-ref-git-sha", "FC-133")
+class BlobAtNullRefGitSha(BlobIds):
+    """repo/blob_at with ref null reports git's blob id while trees report sha256 ids."""
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "blob_at" or ref is not None:
+            return sha
+        data = read_worktree(proxy, repo, path)
+        return sha if data is None else git_blob_id(data)
