@@ -8,24 +8,29 @@ The JSON report (issue 4; more keys are allowed and present):
 
     {"suite": "forge-conformance", "version": "<pyproject version>", "protocol": "1.6",
      "adapter": {"argv": [...]},
-     "summary": {"passed": n, "failed": n, "skipped": n, "warnings": n, "duration_s": x},
+     "summary": {"passed": n, "failed": n, "skipped": n, "known": n, "warnings": n,
+                 "duration_s": x},
      "cases": [{"id", "group", "title", "spec", "outcome", "message", "warnings",
                 "duration_s", "transcript"}, ...]}
 
 Every registry id appears exactly once, in id order; a case that was not
-selected is "skipped" with message "not selected".
+selected is "skipped" with message "not selected". ``outcome`` is passed,
+failed, skipped, or (with ``--known-failures``) known: cases/known_failures.py
+says how a policy rewrites rows and what it adds (``known_failure``,
+``stale_known_failure``, ``strict_failure``; top-level ``known_failures``,
+``strict``). Rows carry ``rerun`` (the command that reruns that case) and,
+with --html, ``stderr_tail`` when the adapter wrote any.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from cases import registry
+from cases import invocation, registry
 
 SUITE = "forge-conformance"
 PROTOCOL = "1.6"
@@ -33,16 +38,11 @@ NOT_SELECTED = "not selected"
 NOT_RUN_INTERRUPTED = "not run (interrupted)"
 NOT_RUN = "not run (the session stopped before it)"
 _ORDER = {"failed": 2, "skipped": 1, "passed": 0}
+OUTCOMES = ("passed", "failed", "skipped", "known")
 
 
 def version() -> str:
-    """The suite version from pyproject.toml (Python 3.10 has no tomllib)."""
-    try:
-        text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text("utf-8")
-    except OSError:
-        return "unknown"
-    m = re.search(r'(?m)^version\s*=\s*"([^"]+)"', text)
-    return m.group(1) if m else "unknown"
+    return invocation.version()
 
 
 @dataclass
@@ -54,6 +54,11 @@ class CaseResult:
     duration_s: float = 0.0
     transcript: str | None = None
     details: str = ""               # the full failure text (failures only)
+    rerun: str = ""                 # the command that reruns just this case
+    # For the HTML report only (never in the JSON): each process's entries of
+    # the case and its stderr tail, kept when --html asked for them.
+    wire: list = field(default_factory=list)
+    stderr: list = field(default_factory=list)
 
 
 def merge(a: CaseResult, b: CaseResult) -> CaseResult:
@@ -61,7 +66,8 @@ def merge(a: CaseResult, b: CaseResult) -> CaseResult:
     worse, other = (a, b) if _ORDER[a.outcome] >= _ORDER[b.outcome] else (b, a)
     return CaseResult(worse.id, worse.outcome, worse.message, a.warnings + b.warnings,
                       round(a.duration_s + b.duration_s, 3), worse.transcript or other.transcript,
-                      worse.details)
+                      worse.details, worse.rerun or other.rerun, a.wire + b.wire,
+                      a.stderr + b.stderr)
 
 
 # ------------------------------------------------------------------ text helpers
@@ -71,9 +77,10 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def show(value: Any, limit: int = 200) -> str:
-    """Evidence for a message: strings as written, everything else as compact JSON."""
-    if isinstance(value, str):
+def show(value: Any, limit: int = 200, *, quote: bool = False) -> str:
+    """Evidence for a message: compact JSON, strings as written unless ``quote``
+    (a case telling "1" from 1 quotes them)."""
+    if isinstance(value, str) and not quote:
         return cut(value, limit)
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
@@ -121,8 +128,9 @@ def write_transcript(path: Path, transcripts: list[tuple[str, list]]) -> None:
 # ------------------------------------------------------------------ the report
 
 def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: list[str],
-          interrupted: bool, duration_s: float) -> dict:
-    """The JSON report (see module doc) from the results of the cases that ran."""
+          interrupted: bool, duration_s: float, policy=None) -> dict:
+    """The JSON report (see module doc) from the results of the cases that ran;
+    ``policy`` (cases.known_failures.Policy) rewrites the rows' outcomes."""
     selected, collected = set(selected), set(collected)
     cases = []
     for c in registry.REGISTRY:
@@ -143,21 +151,32 @@ def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: 
                "transcript": r.transcript}
         if r.details:
             row["details"] = r.details
+        if r.rerun:
+            row["rerun"] = r.rerun
+        tails = [(label, text) for label, text in r.stderr if text.strip()]
+        if tails:
+            row["stderr_tail"] = {label: text for label, text in tails}
+        if policy is not None:
+            policy.apply(row)
         cases.append(row)
-    summary = {k: sum(1 for row in cases if row["outcome"] == k)
-               for k in ("passed", "failed", "skipped")}
+    summary = {k: sum(1 for row in cases if row["outcome"] == k) for k in OUTCOMES}
     summary["warnings"] = sum(len(row["warnings"]) for row in cases)
     summary["duration_s"] = round(duration_s, 3)
-    return {"suite": SUITE, "version": version(), "protocol": PROTOCOL,
-            "adapter": {"argv": list(adapter_argv)}, "summary": summary,
-            "interrupted": interrupted, "cases": cases}
+    rep = {"suite": SUITE, "version": version(), "protocol": PROTOCOL,
+           "adapter": {"argv": list(adapter_argv)}, "summary": summary,
+           "interrupted": interrupted, "cases": cases}
+    if policy is not None and policy.active:
+        rep["strict"] = policy.strict
+        if policy.file is not None:
+            rep["known_failures"] = policy.header(cases)
+    return rep
 
 
 def skeleton(adapter_argv: list[str], *, interrupted: bool, duration_s: float = 0.0,
-             selected=()) -> dict:
+             selected=(), policy=None) -> dict:
     """A report where nothing ran (Ctrl-C during the pre-flight)."""
     return build({}, selected=selected, collected=(), adapter_argv=adapter_argv,
-                 interrupted=interrupted, duration_s=duration_s)
+                 interrupted=interrupted, duration_s=duration_s, policy=policy)
 
 
 def write_json(path: Path, rep: dict) -> None:
@@ -165,24 +184,53 @@ def write_json(path: Path, rep: dict) -> None:
     path.write_text(json.dumps(rep, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def junit_name(row: dict) -> str:
+    """A JUnit testcase name: ``FC-nnn title``."""
+    return f"{row['id']} {row['title']}"
+
+
 def write_junit(path: Path, rep: dict) -> None:
-    """JUnit XML: one testcase per case id (classname = the group)."""
+    """JUnit XML: one testcase per case, named ``FC-nnn title`` with the group
+    as classname; spec, level, transcript, rerun line and known-failure reason
+    as properties, warnings and the rerun line in system-out. A known failure
+    is a skipped testcase whose message says so (CI stays green, the reason
+    shows)."""
     s = rep["summary"]
+    known = s.get("known", 0)
     suite = ET.Element("testsuite", name=SUITE, tests=str(len(rep["cases"])),
-                       failures=str(s["failed"]), errors="0", skipped=str(s["skipped"]),
-                       time=f"{s['duration_s']:.3f}")
+                       failures=str(s["failed"]), errors="0",
+                       skipped=str(s["skipped"] + known), time=f"{s['duration_s']:.3f}")
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("version", rep["version"]), ("protocol", rep["protocol"]),
+                        ("adapter", " ".join(rep["adapter"]["argv"]))):
+        ET.SubElement(props, "property", name=name, value=str(value))
     for row in rep["cases"]:
-        tc = ET.SubElement(suite, "testcase", classname=f"{SUITE}.{row['group']}",
-                           name=row["id"], time=f"{row['duration_s']:.3f}")
+        tc = ET.SubElement(suite, "testcase", classname=row["group"],
+                           name=junit_name(row), time=f"{row['duration_s']:.3f}")
+        props = ET.SubElement(tc, "properties")
+        kf = row.get("known_failure") or {}
+        for name, value in (("id", row["id"]), ("spec", row["spec"]),
+                            ("since", row.get("since")), ("outcome", row["outcome"]),
+                            ("transcript", row.get("transcript")), ("rerun", row.get("rerun")),
+                            ("known_failure", kf.get("reason") if kf else None)):
+            if value is not None:
+                ET.SubElement(props, "property", name=name, value=str(value))
         if row["outcome"] == "failed":
             el = ET.SubElement(tc, "failure", message=f"[{row['id']}] {row['title']}: "
                                                       f"{row['message']}")
             el.text = row.get("details") or row["message"]
         elif row["outcome"] == "skipped":
             ET.SubElement(tc, "skipped", message=row["message"])
-        if row["warnings"]:
-            ET.SubElement(tc, "system-out").text = "\n".join(
-                f"warning: {w}" for w in row["warnings"])
+        elif row["outcome"] == "known":
+            reason = kf.get("reason") or "no reason given"
+            ET.SubElement(tc, "skipped", message=f"known failure ({reason}): {row['message']}")
+        out = [f"warning: {w}" for w in row["warnings"]]
+        if row.get("transcript"):
+            out.append(f"transcript: {row['transcript']}")
+        if row.get("rerun"):
+            out.append(f"rerun: {row['rerun']}")
+        if out:
+            ET.SubElement(tc, "system-out").text = "\n".join(out)
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
@@ -192,7 +240,7 @@ def write_junit(path: Path, rep: dict) -> None:
 
 # ------------------------------------------------------------------ terminal
 
-_MARK = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}
+_MARK = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip", "known": "KNWN"}
 
 
 def summary_lines(rep: dict, *, verbose: bool = False) -> list[str]:
@@ -207,6 +255,9 @@ def summary_lines(rep: dict, *, verbose: bool = False) -> list[str]:
         lines.append(line)
         if r["outcome"] != "passed" and r["message"]:
             lines.append(f"          {cut(r['message'], 300 if not verbose else 2000)}")
+        if r["outcome"] == "known":
+            reason = (r.get("known_failure") or {}).get("reason") or "no reason given"
+            lines.append(f"          known failure: {cut(reason, 300)}")
         for w in r["warnings"]:
             lines.append(f"          warning: {cut(w, 300 if not verbose else 2000)}")
     hidden = len(rows) - len(shown)
@@ -218,23 +269,29 @@ def summary_lines(rep: dict, *, verbose: bool = False) -> list[str]:
     lines.extend(level_lines(rows))
     s = rep["summary"]
     lines.append("")
-    lines.append(f"{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped, "
+    known = f", {s['known']} known" if s.get("known") else ""
+    lines.append(f"{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped{known}, "
                  f"{s['warnings']} warning(s) in {s['duration_s']:.2f}s"
+                 + (" (strict)" if rep.get("strict") else "")
                  + (" (interrupted)" if rep.get("interrupted") else ""))
+    kf = rep.get("known_failures")
+    if kf and kf.get("stale"):
+        lines.append(f"stale known failures (they pass now): remove {', '.join(kf['stale'])} "
+                     f"from {kf['file']}")
     return lines
 
 
 def group_table(rows: list[dict]) -> list[str]:
-    out = [f"{'group':<12} {'passed':>6} {'failed':>6} {'skipped':>7}"]
-    totals = [0, 0, 0]
+    kinds = list(OUTCOMES) if any(r["outcome"] == "known" for r in rows) else list(OUTCOMES[:3])
+    out = [f"{'group':<12} " + " ".join(f"{k:>7}" for k in kinds)]
+    totals = [0] * len(kinds)
     for g in registry.GROUPS:
         if not any(r["group"] == g for r in rows):
             continue
-        counts = [sum(1 for r in rows if r["group"] == g and r["outcome"] == k)
-                  for k in ("passed", "failed", "skipped")]
+        counts = [sum(1 for r in rows if r["group"] == g and r["outcome"] == k) for k in kinds]
         totals = [a + b for a, b in zip(totals, counts)]
-        out.append(f"{g:<12} {counts[0]:>6} {counts[1]:>6} {counts[2]:>7}")
-    out.append(f"{'total':<12} {totals[0]:>6} {totals[1]:>6} {totals[2]:>7}")
+        out.append(f"{g:<12} " + " ".join(f"{n:>7}" for n in counts))
+    out.append(f"{'total':<12} " + " ".join(f"{n:>7}" for n in totals))
     return out
 
 
@@ -243,7 +300,7 @@ def level_lines(rows: list[dict]) -> list[str]:
     met, out = [], []
     for level in registry.LEVELS:
         mine = [r for r in rows if r["since"] == level]
-        failed = [r["id"] for r in mine if r["outcome"] == "failed"]
+        failed = [r["id"] for r in mine if r["outcome"] in ("failed", "known")]
         unselected = [r["id"] for r in mine if r["message"] == NOT_SELECTED]
         skipped = [r["id"] for r in mine
                    if r["outcome"] == "skipped" and r["message"] != NOT_SELECTED]

@@ -5,9 +5,9 @@ disk). An adapter either honours the limit (about N hits, truncated true) or
 ignores it (the full set, truncated false); anything else fails.
 """
 
-from cases.expect import (files_containing, folded, listing, require_code_search, search, show,
-                          truncated_flag)
-from cases.plugin import case, fail
+from cases.api import case, fail, listing, show
+from cases.facts import files_containing
+from cases.replies import folded, require_code_search, search
 from fixture.catalog import TERM_WIDE
 
 
@@ -17,14 +17,14 @@ def test_limit_honoured_or_ignored(adapter, fx):
     stops near the limit with truncated true, or lists every matching file with
     truncated false.
 
-    Falsified by: search-one-page: one-shot searches return only the first 100 hits (one backend
+    Falsified by: search-one-page: One-shot searches return only the first 100 hits (one backend
     page) without truncated.
     """
     require_code_search(adapter)
     expected = files_containing(fx, TERM_WIDE)
     for limit in (10, 500):
         found = search(adapter, TERM_WIDE, limit=limit, own=True)
-        got, truncated = folded(found.items), truncated_flag(found.result)
+        got, truncated = folded(found.items), found.result.truncated
         complete = expected <= got
         if truncated is True and complete:
             fail("truncated true with every matching file returned claims a cap it did not take",

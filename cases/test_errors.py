@@ -5,9 +5,9 @@ FAULTS.json repos and skip when FORGE_NO_FAULTS=1. Kind cases judge only that
 an error came back and its kind; the shape of every error is FC-063's.
 """
 
-from cases.expect import (expect_error, faults, faults_disabled, judge_kind, listing, need,
-                          show, try_request, unknown_blob_id)
-from cases.plugin import case, fc_assert, skip, warn
+from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.facts import faults, faults_disabled, unknown_blob_id
+from cases.replies import expect_error, judge_kind, try_request
 from fixture.catalog import ALPHA, FAULT_REPOS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
 from wire.messages import ErrorObject, ShapeError, structure
 
@@ -27,7 +27,7 @@ def fault_tree_error(adapter, fx, name):
 def test_auth_kind(adapter, fx):
     """A credential failure (the fault repo `denied`) is an error of kind auth.
 
-    Falsified by: auth-as-provider: credential failures are reported with kind "provider".
+    Falsified by: auth-as-provider: Credential failures are reported with kind "provider".
     """
     err = fault_tree_error(adapter, fx, FAULT_OF["auth"])
     judge_kind(err, "auth", what="a credential failure")
@@ -38,7 +38,7 @@ def test_rate_limited_kind(adapter, fx):
     """Throttling (the `throttled` fault repo) is an error of kind rate_limited
     carrying the backend's retry_after_s.
 
-    Falsified by: throttle-as-network: rate limits are reported with kind "network".
+    Falsified by: throttle-as-network: Rate limits are reported with kind "network".
     """
     err = fault_tree_error(adapter, fx, FAULT_OF["rate_limited"])
     judge_kind(err, "rate_limited", what="throttling")
@@ -80,7 +80,7 @@ def test_error_shape(adapter, fx):
     (positive, or -32601 for an unknown method), data absent or an object,
     kind absent or a non-empty string, retry_after_s absent or >= 0.
 
-    Falsified by: empty-error-messages: every error message is the empty string.
+    Falsified by: empty-error-messages: Every error message is the empty string.
     """
     missing = f"{fx.org}/no-such-repo-fc063"
     caps = adapter.caps
@@ -114,7 +114,8 @@ def test_error_shape(adapter, fx):
     fc_assert(not problems, expected="a non-empty message, an integer code, kind a non-empty "
               "string", got=listing(problems, 4), why="every error reply has the protocol's shape")
     need(judged, f"none of the {len(asks)} requests for missing things (and an unknown method) "
-         f"answered an error", "errors for a missing repository or blob are FC-025's and FC-062's")
+         f"answered an error", f"{owner('errors for a missing repository are')}, "
+         f"{owner('errors for a missing blob are')}")
 
 
 def error_shape_problem(err, *, unknown_method):

@@ -4,8 +4,9 @@ The group adapter's generation-1 reply is judged as sent (``init_result``,
 the raw dict); FC-005 handshakes a fresh process without cache params.
 """
 
-from cases.expect import BUILTIN_ICONS, is_int, serves_like, show
-from cases.plugin import case, fc_assert
+from cases.api import case, fc_assert, show
+from cases.formats import BUILTIN_ICONS, is_int
+from cases.replies import serves_like
 
 BASE_CAPABILITIES = ("orgs", "code_search", "file_search")
 
@@ -42,8 +43,8 @@ def test_capabilities_shape(adapter):
     """`capabilities` is absent or an object whose base keys (orgs, code_search,
     file_search), when present, are JSON booleans; unknown keys pass.
 
-    Falsified by: capability-string: capabilities.code_search is the string "yes" (the host
-    reads it as its default, true).
+    Falsified by: capability-string: capabilities.code_search is the string "yes" (the host reads it
+    as its default, true).
     """
     if "capabilities" not in adapter.init_result:
         return
@@ -60,8 +61,8 @@ def test_icon_builtin_or_one_glyph(adapter):
     """`icon` is absent, or a string that is a builtin name (github, gitlab,
     bitbucket, folder) or exactly one Unicode code point.
 
-    Falsified by: icon-misspelled: icon "GitLab": neither a builtin name (exact spelling) nor
-    one code point.
+    Falsified by: icon-misspelled: icon "GitLab": neither a builtin name (exact spelling) nor one
+    code point.
     """
     if "icon" not in adapter.init_result:
         return

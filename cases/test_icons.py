@@ -2,8 +2,8 @@
 
 import unicodedata
 
-from cases.expect import BUILTIN_ICONS
-from cases.plugin import case, fc_assert
+from cases.api import case, fc_assert
+from cases.formats import BUILTIN_ICONS
 
 # Control/format, separators (whitespace), combining marks, unassigned,
 # surrogates and private use (Nerd Font glyphs need a patched font).

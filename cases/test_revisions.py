@@ -7,17 +7,18 @@ absent, or when git is missing (no vcs repo). FC-099 judges the declarations
 themselves.
 """
 
-from cases.expect import (UNKNOWN_REF, author_matches, b64_loose, blob_bytes, blob_ids, by_path,
-                          expect_error, git_blame, git_log, git_paths, git_refs, git_show,
-                          git_text, instant, judge_kind, listed_ids, listing, need, reply_object,
-                          show, tree, unknown_commit_id, url_hostile)
-from cases.plugin import case, fc_assert, skip, warn
+from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.facts import url_hostile
+from cases.formats import b64_loose, instant
+from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
+                            git_show, git_text, unknown_commit_id)
+from cases.replies import (blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
+                           read_reply, tree, try_request)
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
-from wire import ProviderError
-from wire.messages import Blame, Commit, Log, Refs, ShapeError, structure
+from wire.messages import Blame, BlobAt, Log, Refs, read, structure
 
 MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 DIVERGING = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN)   # main advanced / feature rewrote
@@ -33,19 +34,17 @@ def require(adapter, fx, capability):
 
 
 def refs_listed(result):
-    """Every name and sha repo/refs listed (branches and tags), read tolerantly."""
-    out = []
-    for key in ("branches", "tags"):
-        listed = result.get(key) if isinstance(result, dict) else None
-        for ref in listed if isinstance(listed, list) else []:
-            if isinstance(ref, dict):
-                out += [v for v in (ref.get("name"), ref.get("sha")) if isinstance(v, str)]
+    """Every name and sha repo/refs listed (branches and tags), read around any
+    malformed member (refs replies are FC-090's)."""
+    refs = read(result, Refs).model
+    listed = [*refs.branches, *refs.tags] if refs is not None else []
+    out = [v for ref in listed for v in (ref.name, ref.sha) if isinstance(v, str)]
     return list(dict.fromkeys(out))
 
 
-def assert_paths_at(result, fx, ref):
+def assert_paths_at(listed, fx, ref):
     """The tree at ``ref`` lists git's paths at that ref (when git knows the ref)."""
-    paths, want = set(by_path(result)), git_paths(fx, ref)
+    paths, want = set(by_path(listed)), git_paths(fx, ref)
     if want is not None:
         fc_assert(paths == want, expected=f"git's {len(want)} paths at {ref}",
                   got=f"missing {listing(want - paths) or 'none'}; "
@@ -85,7 +84,11 @@ def test_tree_at_ref(adapter, fx):
     """
     require(adapter, fx, "refs")
     for ref in (MAIN, FEATURE):
-        result = tree(adapter, fx, VCS, ref, own=True)
+        reading = tree(adapter, fx, VCS, ref, own=True)
+        bad = reading.at("branch")
+        fc_assert(not bad, expected="branch a string", got=listing(m for _, m in bad),
+                  why="branch echoes the requested ref")
+        result = reading.model
         assert_paths_at(result, fx, ref)
         ids = blob_ids(result, set(DIVERGING))
         for path in DIVERGING:   # fetched right after their own tree: ids are opaque
@@ -93,12 +96,12 @@ def test_tree_at_ref(adapter, fx):
             fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="the ids listed at a ref serve that ref's bytes")
-        branch = result.get("branch", "main")
-        fc_assert(branch == ref, expected=f"branch {ref!r}", got=f"branch {show(branch)}",
+        fc_assert(result.branch == ref, expected=f"branch {ref!r}",
+                  got=f"branch {show(result.branch)}",
                   why="branch echoes the requested ref")
     listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
     for ref in (r for r in listed if r not in (MAIN, FEATURE)):
-        assert_paths_at(tree(adapter, fx, VCS, ref, own=True), fx, ref)
+        assert_paths_at(tree(adapter, fx, VCS, ref, own=True).model, fx, ref)
 
 
 @case("FC-092")
@@ -121,7 +124,7 @@ def test_ids_across_refs(adapter, fx):
     """Files whose bytes differ between main and feature (both ways the branches
     diverge) have different ids; identical bytes sharing one id is advisory.
 
-    Falsified by: ref-ids-from-worktree: blob ids at a ref are the checked-out (default branch)
+    Falsified by: ref-ids-from-worktree: Blob ids at a ref are the checked-out (default branch)
     file's ids; blobs resolve by the last tree listed.
     """
     require(adapter, fx, "refs")
@@ -178,14 +181,14 @@ def test_log_limit(adapter, fx):
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
-    result = reply_object(adapter.request("repo/log", {"repo": fx.repo(VCS), "ref": None,
-                                                       "path": VCS_THREE_COMMITS, "limit": 2}),
-                          "repo/log with limit 2", None)
-    items = result.get("items")
-    count = len(items) if isinstance(items, list) else 0
-    fc_assert(count == 2 and result.get("truncated") is True,
+    reading = read_reply(adapter.request("repo/log", {"repo": fx.repo(VCS), "ref": None,
+                                                      "path": VCS_THREE_COMMITS, "limit": 2}),
+                         Log, "repo/log with limit 2", None)
+    count = len(reading.model.items)
+    truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
+    fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
               expected="2 items and truncated true (3 commits exist)",
-              got=f"{count} items, truncated {show(result.get('truncated', False))}",
+              got=f"{count} items, truncated {truncated}",
               why="log honours limit and says when more exists")
 
 
@@ -194,8 +197,7 @@ def test_blob_at(adapter, fx):
     """repo/blob_at of the diverging files (and URL-hostile vcs files) at main
     and feature serves git's bytes, with the sha the tree at that ref lists.
 
-    Falsified by: blob-at-git-sha: repo/blob_at reports a git-style blob id while trees report
-    sha256 ids.
+    Falsified by: blob-at-git-sha: repo/blob_at reports git's blob id while trees report sha256 ids.
     """
     require(adapter, fx, "log")
     for ref in (MAIN, FEATURE):
@@ -203,14 +205,14 @@ def test_blob_at(adapter, fx):
         served = {}
         for path in paths:
             what = f"repo/blob_at of {path} at {ref}"
-            result = reply_object(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
-                                                                    "path": path, "ref": ref}),
-                                  what, None)
-            got = b64_loose(result.get("bytes_b64"))
+            blob = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
+                                                                "path": path, "ref": ref}),
+                              BlobAt, what, None).model
+            got = b64_loose(blob.bytes_b64)
             fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="blob_at serves the file as of that ref")
-            served[path] = result.get("sha")
+            served[path] = blob.sha
         listed = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
         for path in paths:
             fc_assert(served[path] == listed[path],
@@ -249,7 +251,7 @@ def test_blame(adapter, fx):
     ranges = structure(adapter.request("repo/blame", params), Blame).ranges
     want = git_blame(fx, MAIN, VCS_BLAME_TWO_AUTHORS)
     spans = [(r.start_line, r.end_line) for r in ranges]
-    lines = want[-1].end if want else 0
+    lines = want[-1].end_line if want else 0
     fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
               got=f"ranges {spans}", why="blame lines are 1-based")
     covered = [n for start, end in spans for n in range(start, end + 1)]
@@ -261,8 +263,8 @@ def test_blame(adapter, fx):
     fc_assert(not split, expected="adjacent ranges of one commit coalesced",
               got=f"split ranges {listing(split)}", why="same-commit neighbours are one range")
     fc_assert([(r.start_line, r.end_line, r.sha) for r in ranges]
-              == [(w.start, w.end, w.sha) for w in want],
-              expected=show([(w.start, w.end, w.sha[:12]) for w in want]),
+              == [(w.start_line, w.end_line, w.sha) for w in want],
+              expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
               got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
               why="each range names the commit git blame gives for those lines")
     for r, w in zip(ranges, want):
@@ -274,11 +276,10 @@ def test_blame(adapter, fx):
 @case("FC-099")
 def test_capability_honesty(adapter, fx):
     """refs/log/blame/commit, when present, are JSON booleans, and each one
-    declared true is served for vcs (refs, log, blame of a file answer
-    results; commit of main's tip answers a well-formed commit: no other case
-    reads repo/commit).
+    declared true is served for vcs (refs, log, blame of a file and commit of
+    main's tip answer results; repo/commit's reply is the commit cases').
 
-    Falsified by: commit-unimplemented: declares commit true but answers repo/commit "unknown
+    Falsified by: commit-unimplemented: Declares commit true but answers repo/commit "unknown
     method".
     """
     raw = adapter.init_result.get("capabilities")
@@ -294,19 +295,10 @@ def test_capability_honesty(adapter, fx):
     unserved, unjudged = [], []
     for capability in declared:
         method, params = capability_probe(fx, capability)
-        try:
-            result = adapter.request(method, params)
-        except ProviderError as err:
-            if err.origin != "adapter":
-                raise
+        result, err = try_request(adapter, method, params)
+        if err is not None:
             unserved.append(f"{capability} true but {method} answered {err.message!r}")
-            continue
-        if capability == "commit":   # no other case reads repo/commit: its reply is judged here
-            try:
-                structure(result, Commit)
-            except ShapeError as exc:
-                unserved.append(f"commit true but {method} answered a malformed commit ({exc})")
-        elif not isinstance(result, dict):
+        elif capability in REPLY_OWNERS and not isinstance(result, dict):
             unjudged.append(f"{method} answered {show(result, 40)}, not an object "
                             f"({REPLY_OWNERS[capability]})")
     fc_assert(not unserved, expected="a result for every declared capability",
@@ -314,9 +306,9 @@ def test_capability_honesty(adapter, fx):
     need(not unjudged, "; ".join(unjudged))
 
 
-# Whose rule the reply of each revision probe is (FC-099 owns repo/commit's).
-REPLY_OWNERS = {"refs": "refs replies are FC-090's", "log": "log replies are FC-094's",
-                "blame": "blame replies are FC-098's"}
+# Whose rule the reply of each revision probe is (repo/commit's: the commit cases').
+REPLY_OWNERS = {"refs": owner("refs replies are"), "log": owner("log replies are"),
+                "blame": owner("blame replies are")}
 
 
 def capability_probe(fx, capability):

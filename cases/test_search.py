@@ -1,16 +1,16 @@
 """Search cases (FC-030..FC-034): what search/code hits must mean.
 
 Single lower-case terms from fixture.catalog; hits are folded by (repo, path)
-and checked against the bytes on disk. Items are read tolerantly: a hit's
-shape as a whole is FC-044's, each member here is judged by its owner.
+and checked against the bytes on disk. Items are read through the SearchHit
+model: a streamed hit's shape as a whole is FC-044's, each member here is
+judged by its owner (``located`` by FC-032, ``index`` by FC-033).
 """
 
-from cases.expect import (FILE_SEARCH, blob_bytes, disk_blobs, hits, instant, lines_with,
-                          listing, need, read_or_none, require_code_search, search, served, show)
-from cases.plugin import case, fc_assert, skip, warn
+from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.facts import disk_blobs, lines_with, read_or_none, served
+from cases.formats import instant
+from cases.replies import attempt, blob_bytes, require_code_search, search
 from fixture.catalog import TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY
-from wire import ProviderError
-from wire.messages import Index, structure
 
 
 @case("FC-030")
@@ -18,36 +18,34 @@ def test_path_only_hits_render(adapter, fx):
     """Path-only hits (`matches` []) of a filename-only term name a served repo
     and a real path, and a non-empty `sha` resolves to that file's bytes.
 
-    Falsified by: pathonly-prefixed: path-only hits (no matches) carry a path prefixed with the
+    Falsified by: pathonly-prefixed: Path-only hits (no matches) carry a path prefixed with the
     repository name.
     """
     if not adapter.caps.file_search:
         skip("needs filename search and file_search is false")
-    try:
-        found = [search(adapter, f"path:{TERM_PATHONLY}")]
-    except ProviderError as err:
-        if err.origin != "adapter":
-            raise
+    by_name, err = attempt(search, adapter, f"path:{TERM_PATHONLY}")
+    if err is not None:
         need(False, f"search/code 'path:{TERM_PATHONLY}' answered an error ({err.message})",
-             FILE_SEARCH)
+             owner("path: queries are"))
+    found = [by_name]
     found[0].need_hits()
     if adapter.caps.code_search:
         found.append(search(adapter, TERM_PATHONLY))
-    path_only = [h for s in found for h in hits(s.items) if h.get("matches", []) == []]
+    path_only = [h for s in found for h in s.items
+                 if h.matches == () and not s.reading.of(h, "matches")]
     fc_assert(path_only, expected=f"at least one hit with matches [] for {TERM_PATHONLY!r}",
-              got=f"{sum(len(hits(s.items)) for s in found)} hits, none path-only",
+              got=f"{sum(len(s.items) for s in found)} hits, none path-only",
               why="a term found only in a file name yields a path-only hit")
     repos = served(fx)
     for hit in path_only:
-        name = repos.get(hit["repo"])
-        fc_assert(name is not None and hit["path"] in disk_blobs(fx, name),
+        name = repos.get(hit.repo)
+        fc_assert(name is not None and hit.path in disk_blobs(fx, name),
                   expected="a served repo and a file of it",
-                  got=f"repo {show(hit['repo'])}, path {show(hit['path'])}",
+                  got=f"repo {show(hit.repo)}, path {show(hit.path)}",
                   why="the host opens a path-only hit by its repo and path")
-        sha = hit.get("sha", "")
-        if isinstance(sha, str) and sha:
-            got = blob_bytes(adapter, fx, name, sha)
-            fc_assert(got == fx.read(name, hit["path"]), expected=f"the bytes of {hit['path']}",
+        if isinstance(hit.sha, str) and hit.sha:
+            got = blob_bytes(adapter, fx, name, hit.sha)
+            fc_assert(got == fx.read(name, hit.path), expected=f"the bytes of {hit.path}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="a hit's sha previews that file through repo/blob")
 
@@ -57,19 +55,19 @@ def test_line_is_one_based_and_real(adapter, fx):
     """Every hit carrying `line` (one-shot or streamed) has line >= 1, and that
     1-based line of the file contains the term.
 
-    Falsified by: lines-zero-based: search hit lines are 0-based.
+    Falsified by: lines-zero-based: Search hit lines are 0-based.
     """
     require_code_search(adapter)
     found = [search(adapter, TERM_LINE), search(adapter, TERM_LINE, partial=True)]
     got = [h for s in found for h in s.need_hits()]
     repos, judged = served(fx), 0
     for hit in got:
-        line = hit.get("line")
-        data = read_or_none(fx, repos[hit["repo"]], hit["path"]) if hit["repo"] in repos else None
-        if type(line) is not int or data is None:
+        line = hit.line
+        data = read_or_none(fx, repos[hit.repo], hit.path) if hit.repo in repos else None
+        if line is None or data is None:
             continue
         judged += 1
-        where = f"{hit['path']} line {line}"
+        where = f"{hit.path} line {line}"
         fc_assert(line >= 1, expected="line >= 1", got=where, why="lines count from 1")
         lines = lines_with(data, TERM_LINE)
         if not lines or line == lines[0]:
@@ -87,21 +85,20 @@ def test_located_is_boolean(adapter, fx):
     """`located`, when present, is a boolean; a hit with located false still
     names the repo and path of a real file.
 
-    Falsified by: located-string: every hit carries located "stale" (a string, not a boolean).
+    Falsified by: located-string: Every hit carries located "stale" (a string, not a boolean).
     """
     require_code_search(adapter)
     found = [search(adapter, TERM_MANY_ALPHA), search(adapter, TERM_MANY_ALPHA, partial=True)]
     for s in found:
         s.need_hits()
-    items = [i for s in found for i in s.all_items() if isinstance(i, dict) and "located" in i]
-    bad = [f"{i.get('path')}: {show(i['located'])}" for i in items
-           if not isinstance(i["located"], bool)]
+    readings = [r for s in found for r in (s.reading, *s.batches)]
+    bad = [f"{path}: {message}" for r in readings for path, message in r.at("...located")]
     fc_assert(not bad, expected="located true or false", got=listing(bad, 3),
               why="located is a JSON boolean")
     repos = served(fx)
-    stale = [i for i in hits(items) if i["located"] is False]
-    unreal = [f"{i['repo']} {i['path']}" for i in stale
-              if i["repo"] not in repos or i["path"] not in disk_blobs(fx, repos[i["repo"]])]
+    stale = [h for s in found for h in (*s.items, *s.streamed) if h.located is False]
+    unreal = [f"{h.repo} {h.path}" for h in stale
+              if h.repo not in repos or h.path not in disk_blobs(fx, repos[h.repo])]
     fc_assert(not unreal, expected="stale hits on real files", got=listing(unreal, 3),
               why="a hit marked located false still names a real file")
 
@@ -111,17 +108,16 @@ def test_index_as_of_shape(adapter, fx):
     """`index` is absent or an object whose `as_of` is absent or a string
     (ISO-8601 advised), in one-shot and streamed replies.
 
-    Falsified by: index-as-of-number: search results carry index {"as_of": 1732838400} (a
-    number, not a string).
+    Falsified by: index-as-of-number: Search results carry index {"as_of": 1732838400} (a number,
+    not a string).
     """
     require_code_search(adapter)
     for found in (search(adapter, TERM_MANY_ALPHA), search(adapter, TERM_MANY_ALPHA, partial=True)):
-        if "index" not in found.result:
-            continue
-        index = found.result["index"]
-        fc_assert(isinstance(index, dict), expected="index absent or an object",
-                  got=f"index {show(index)}", why="index.as_of lives in an index object")
-        as_of = structure(index, Index).as_of
+        bad = found.reading.at("index...")
+        fc_assert(not bad, expected="index absent, or an object whose as_of is absent or a "
+                  "string", got=listing(f"{p}: {m}" for p, m in bad),
+                  why="index.as_of lives in an index object")
+        as_of = found.result.index.as_of if found.result.index is not None else None
         if as_of is not None and instant(as_of) is None:
             warn(f"index.as_of {as_of!r} is not an ISO-8601 date-time")
 
@@ -137,6 +133,6 @@ def test_file_search_inherits_code_search(adapter, fx):
     if not adapter.caps.file_search:
         skip("file_search is effectively false, so no path: query is sent")
     found = search(adapter, f"path:{TERM_PATHONLY}", own=True)
-    fc_assert(hits(found.items), expected=f"at least one hit for path:{TERM_PATHONLY}",
-              got=f"items {show(found.items)}",
+    fc_assert(found.items, expected=f"at least one hit for path:{TERM_PATHONLY}",
+              got=f"{len(found.items)} hits",
               why="file search is available, so a file name is found")

@@ -7,11 +7,14 @@ and from the client's routed batches where it is about their content.
 
 import time
 
-from cases.expect import (frame_items, is_int, listing, partial_frames, partial_id,
-                          reply_object, require_code_search, search, show, tree)
-from cases.plugin import INACTIVITY_S, SILENCE_S, case, fail, fc_assert, warn
+from cases.api import case, fail, fc_assert, listing, show, warn
+from cases.formats import is_int
+from cases.replies import (frame_items, partial_frames, partial_id, read_reply,
+                           require_code_search, search, tree)
+from cases.settings import INACTIVITY_S, SILENCE_S
 from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
-from wire import ProviderError
+from wire import ProviderTimeout
+from wire.messages import SearchResult
 
 
 @case("FC-040")
@@ -19,8 +22,8 @@ def test_partials_carry_request_id(adapter):
     """Every $/partial received while a streaming search is live carries
     params.id equal to that request's id.
 
-    Falsified by: partial-id-echo: every $/partial is followed by a copy whose params.id is off
-    by one.
+    Falsified by: partial-id-echo: Every $/partial is followed by a copy whose params.id is off by
+    one.
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True)
@@ -35,8 +38,8 @@ def test_partials_carry_request_id(adapter):
 def test_no_partial_after_reply(adapter):
     """No $/partial for a request arrives after its reply (watched for SILENCE_S).
 
-    Falsified by: partial-after-reply: a streamed search sends one more $/partial (its last
-    batch again) after its reply.
+    Falsified by: partial-after-reply: A streamed search sends one more $/partial (its last batch
+    again) after its reply.
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True)
@@ -54,17 +57,19 @@ def test_streamed_reply_is_metadata_only(adapter):
     """A streamed reply has `items` absent or [] and `truncated` absent or a
     boolean, and the hits of a matching query arrived through $/partial.
 
-    Falsified by: items-in-streamed-reply: a streamed search repeats every streamed hit in its
-    final reply.
+    Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
+    reply.
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True, own=True)
-    items = found.result.get("items", [])
-    fc_assert(items == [], expected="items [] (or absent)",
-              got=f"{len(items)} items" if isinstance(items, list) else f"items {show(items)}",
+    items = found.reading.at("items...")
+    fc_assert(not found.items and not items, expected="items [] (or absent)",
+              got=f"{len(found.items)} items" if found.items
+              else listing(f"{p}: {m}" for p, m in items),
               why="with partial: true the host ignores the reply's items")
-    truncated = found.result.get("truncated", False)
-    fc_assert(isinstance(truncated, bool), expected="truncated a boolean", got=show(truncated),
+    truncated = found.reading.at("truncated")
+    fc_assert(not truncated, expected="truncated a boolean",
+              got=listing(m for _, m in truncated),
               why="the streamed reply's truncated is authoritative")
     # any $/partial frame counts here: its params.id is FC-040's business
     streamed = found.streamed or [f for f in partial_frames(found.window())
@@ -79,14 +84,12 @@ def test_stream_within_inactivity_window(adapter):
     batches) completes although the client allows only INACTIVITY_S of
     silence between batches: each $/partial resets the window.
 
-    Falsified by: stream-stall-4s: a 4 s silence after the first batch of every streamed search.
+    Falsified by: stream-stall-4s: A 4 s silence after the first batch of every streamed search.
     """
     require_code_search(adapter)
     try:
         found = search(adapter, TERM_SEVERAL, partial=True, inactivity_s=INACTIVITY_S)
-    except ProviderError as err:
-        if err.kind != "timeout" or err.origin != "host":
-            raise
+    except ProviderTimeout as err:
         fail(f"the stream went silent for {INACTIVITY_S:g} s", expected="a batch or the reply "
              f"at least every {INACTIVITY_S:g} s", got=str(err))
     found.need_hits()
@@ -100,35 +103,18 @@ def test_batches_are_well_formed(adapter):
     """Streaming a term with more matches than the limit, every item of every
     batch is a well-formed hit (the host drops a whole batch for one bad item).
 
-    Falsified by: bad-item-in-big-batch: every streamed batch of more than 10 items gets one
+    Falsified by: bad-item-in-big-batch: Every streamed batch of more than 10 items gets one
     malformed item (path 7).
     """
     require_code_search(adapter)
     found = search(adapter, TERM_WIDE, limit=20, partial=True)
     found.need_hits()
-    bad = [f"batch {n} ({len(batch)} items): {problem}" for n, batch in enumerate(found.batches, 1)
-           for problem in filter(None, map(hit_problem, batch))]
+    bad = [f"batch {n} ({len(raw)} items): {path}: {message}"
+           for n, (raw, batch) in enumerate(zip(found.call.partials, found.batches), 1)
+           for path, message in batch.problems
+           if (path, message) not in batch.at("[*].located")]   # located is FC-032's
     fc_assert(not bad, expected="every streamed item a well-formed hit", got=listing(bad, 3),
               why="one malformed item makes the host drop its whole batch")
-
-
-def hit_problem(item):
-    """What makes a streamed item unusable as a hit, or None (located is FC-032's)."""
-    if not isinstance(item, dict):
-        return f"item {show(item, 60)} is not an object"
-    for key in ("repo", "path"):
-        if not isinstance(item.get(key), str):
-            return f"{key} {show(item.get(key), 60)} in {show(item, 80)}"
-    for key in ("sha", "branch"):
-        if key in item and not isinstance(item[key], str):
-            return f"{key} {show(item[key], 60)} in {item['path']}"
-    matches = item.get("matches", [])
-    if not (isinstance(matches, list) and all(isinstance(m, str) for m in matches)):
-        return f"matches {show(matches, 60)} in {item['path']}"
-    line = item.get("line")
-    if line is not None and not (is_int(line) and line >= 0):
-        return f"line {show(line)} in {item['path']}"
-    return None
 
 
 @case("FC-045")
@@ -141,7 +127,7 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     already ended by then (the cancel names a finished id, which must be
     ignored) is judged the same way, with a warning.
 
-    Falsified by: cancel-answers-error: a cancelled streaming search is answered with an error
+    Falsified by: cancel-answers-error: A cancelled streaming search is answered with an error
     reply.
     """
     require_code_search(adapter)
@@ -158,5 +144,5 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     fc_assert(call.outcome == "result", expected="a terminal result after the cancel",
               got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
               why="a cancelled stream still ends with a normal metadata-only reply")
-    reply_object(call.value, f"{what}, cancelled,", None)
+    read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
     tree(adapter, fx, ALPHA)

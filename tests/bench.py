@@ -321,39 +321,185 @@ def stress_args(sp) -> None:
     sp.add_argument("--workers", type=int, help="suite runs at a time (default: one per core, at least 2)")
 
 
-# ---------------------------------------------------------------- suite (issue 4's < 5 s)
+# ---------------------------------------------------------------- suite and matrix
 
-def cmd_suite(args) -> int:
-    """Wall time of the whole suite against the reference adapter, and of the
-    fixture materialization it starts with, best and median of ``--runs``
-    sequential runs (target: the suite under 5 s on the 2-core machine)."""
+def _median(xs):
     import statistics
+    return statistics.median(xs) if xs else float("nan")
 
-    from fixture import materialize
+
+def _suite_python(root: Path) -> str:
+    """An interpreter with the dependencies, as ``run`` ends up using (its venv
+    when this one lacks them), so the phase runs need no bootstrap hop."""
+    import importlib.util
+    if all(importlib.util.find_spec(m) for m in ("pytest", "attrs", "cattrs", "psutil")):
+        return sys.executable
+    venv = root / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def _phase_run(root: Path) -> dict:
+    """One suite run through tests/phases.py against ``root``'s tree and reference."""
+    import tempfile
+
     from tests import gate
 
-    mat = []
-    for _ in range(args.runs):
-        started = time.perf_counter()
-        with materialize():
-            mat.append(time.perf_counter() - started)
-    walls, reported = [], []
-    for _ in range(args.runs):
-        v = gate.run_suite(gate.reference())
-        if v.code != 0 or v.report is None:
-            print(f"suite: the reference run exited {v.code}\n{v.explain()}")
-            return 1
-        walls.append(v.wall_s)
-        reported.append(v.report["summary"]["duration_s"])
-    for label, xs in (("materialize the fixture", mat), ("python3 run (wall, whole process)", walls),
-                      ("  of which the cases (report duration_s)", reported)):
-        print(f"{label:42} best {min(xs):6.2f} s   median {statistics.median(xs):6.2f} s")
-    print(f"target: the suite under 5 s -> {'met' if min(walls) < 5 else 'MISSED'} (best run)")
+    with tempfile.TemporaryDirectory(prefix="forge-phases-") as tmp:
+        out, report = Path(tmp) / "phases.json", Path(tmp) / "report.json"
+        env = dict(os.environ, FORGE_BENCH_ROOT=str(root))
+        argv = [_suite_python(root), str(ROOT / "tests" / "phases.py"), str(out),
+                "--json", str(report), "--", *gate.reference(root)]
+        env["FORGE_BENCH_T0"] = repr(time.time())
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - started
+        if proc.returncode != 0 or not out.exists():
+            raise SystemExit(f"phase run in {root} exited {proc.returncode}: {err.decode()[-2000:]}")
+        data = json.loads(out.read_text(encoding="utf-8"))
+    data["wall"], data["cpu"] = wall, usage.ru_utime + usage.ru_stime
+    data["children_cpu"] = data["cpu"] - data["marks"][-1][2]
+    return data
+
+
+def _print_phases(runs: list[dict], label: str) -> None:
+    """Median duration (and this process's CPU) of each phase over the runs."""
+    print(f"\nphases of a run, {label} (median of {len(runs)}; wall s / suite-process CPU s):")
+    names = [m[0] for m in runs[0]["marks"]]
+    for i, name in enumerate(names):
+        walls = [r["marks"][i][1] - (r["marks"][i - 1][1] if i else 0.0) for r in runs]
+        cpus = [r["marks"][i][2] - (r["marks"][i - 1][2] if i else 0.0) for r in runs]
+        print(f"  {name:58} {_median(walls):6.3f}   {_median(cpus):6.3f}")
+        if name == "cases":
+            for group in runs[0]["groups"]:
+                spans = [r["groups"][group][1] - r["groups"][group][0] for r in runs if group in r["groups"]]
+                print(f"      {group:54} {_median(spans):6.3f}")
+    tail = [r["wall"] - r["marks"][-1][1] for r in runs]
+    print(f"  {'interpreter exit':58} {_median(tail):6.3f}")
+    mats = [sum(b - a for a, b in r["materialize"]) for r in runs]
+    print(f"  (of the pre-flight: fixture.materialize {_median(mats):.3f} s; "
+          f"adapters, git and other children: {_median([r['children_cpu'] for r in runs]):.2f} s CPU; "
+          f"whole tree {_median([r['cpu'] for r in runs]):.2f} s CPU, {_median([r['wall'] for r in runs]):.2f} s wall)")
+
+
+def cmd_suite(args) -> int:
+    """The whole suite against the reference: wall and CPU (the run's whole
+    process tree, adapters and git included) of ``python3 run``, median of
+    ``--runs``; then the same runs through tests/phases.py for the per-phase
+    split. With ``--compare DIR`` (another checkout, say an export of main),
+    every round runs both trees back to back, so a burst of load elsewhere on
+    the machine hits both alike, and prints the ratios."""
+    from tests import gate
+
+    trees = [ROOT] + ([Path(args.compare).resolve()] if args.compare else [])
+    whole = {t: {"wall": [], "cpu": [], "cases": []} for t in trees}
+    phases = {t: [] for t in trees}
+    for n in range(args.runs):
+        order = trees if n % 2 == 0 else trees[::-1]
+        for tree in order:
+            v = gate.run_suite(gate.reference(tree), root=tree)
+            if v.code != 0 or v.report is None:
+                print(f"suite: the reference run in {tree} exited {v.code}\n{v.explain()}")
+                return 1
+            whole[tree]["wall"].append(v.wall_s)
+            whole[tree]["cpu"].append(v.cpu_s)
+            whole[tree]["cases"].append(v.report["summary"]["duration_s"])
+        if not args.no_phases:
+            for tree in order:
+                phases[tree].append(_phase_run(tree))
+    print(f"suite: python3 run against the reference, {args.runs} rounds"
+          + (f", alternating {ROOT} and {trees[1]}" if args.compare else "")
+          + f"; interpreter {sys.executable}")
+    head = f"{'':44} {'this tree':>10}" + (f" {'compare':>10} {'ratio':>7}" if args.compare else "")
+    print(head)
+    for key, label in (("wall", "wall s (median)"), ("cpu", "CPU s, whole tree (median)"),
+                       ("cases", "cases s (report duration_s, median)")):
+        mine = _median(whole[ROOT][key])
+        line = f"{label:44} {mine:10.2f}"
+        if args.compare:
+            other = _median(whole[trees[1]][key])
+            line += f" {other:10.2f} {mine / other:7.2f}"
+        print(line)
+    for tree in trees:
+        if phases[tree]:
+            _print_phases(phases[tree], "this tree" if tree == ROOT else str(tree))
+    wall = _median(whole[ROOT]["wall"])
+    cpu = _median(whole[ROOT]["cpu"])
+    print(f"\ntarget (issue 13): at most 3.0 s wall and 2.5 s CPU -> "
+          f"{'met' if wall <= 3.0 and cpu <= 2.5 else 'MISSED'} ({wall:.2f} s, {cpu:.2f} s)")
     return 0
 
 
 def suite_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, default=5, help="sequential runs (default 5)")
+    parser.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--compare", metavar="DIR",
+                        help="another checkout to alternate with (e.g. `git archive main` unpacked)")
+    parser.add_argument("--no-phases", action="store_true", help="skip the per-phase runs")
+
+
+def cmd_matrix(args) -> int:
+    """The mutant matrix as tests/test_mutants.py runs it (every mutant, whole
+    suite, the tree's own tests/gate.py pool), timed: wall of the whole matrix
+    and the CPU of its whole process tree; each mutant's failed set is checked
+    exactly. ``--compare DIR`` and ``--workers 2,3`` alternate configurations,
+    each driven by its own checkout's gate in a subprocess."""
+    trees = [ROOT] + ([Path(args.compare).resolve()] if args.compare else [])
+    workers = [int(w) for w in args.workers.split(",")] if args.workers else [None]
+    configs = [(t, w) for t in trees for w in workers]
+    results: dict = {c: [] for c in configs}
+    for n in range(args.runs):
+        for tree, w in (configs if n % 2 == 0 else configs[::-1]):
+            env = dict(os.environ)
+            if w is not None:
+                env["FORGE_GATE_WORKERS"] = str(w)
+            started = time.monotonic()
+            proc = subprocess.Popen([sys.executable, "-c", MATRIX_DRIVER, str(tree)], cwd=tree,
+                                    env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            out = proc.stdout.read()
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.monotonic() - started
+            cpu = usage.ru_utime + usage.ru_stime
+            data = json.loads(out) if proc.returncode == 0 else {"wrong": ["(driver failed)"], "walls": {}}
+            results[(tree, w)].append((wall, cpu, data))
+            print(f"  round {n + 1}: {tree} workers {w or 'default'}: {len(data['walls'])} runs, "
+                  f"{wall:.1f} s wall, {cpu:.1f} s CPU"
+                  + (f", WRONG: {data['wrong']}" if data["wrong"] else ""), flush=True)
+    print(f"\nmatrix ({args.runs} rounds, alternating; median):")
+    base = None
+    for c in configs:
+        walls = [r[0] for r in results[c]]
+        cpus = [r[1] for r in results[c]]
+        base = base or _median(walls)
+        print(f"  {c[0]} workers {c[1] or 'default'}: wall {_median(walls):6.1f} s "
+              f"(ratio {_median(walls) / base:.2f}), CPU {_median(cpus):6.1f} s "
+              f"({_median(cpus) / max(1, len(results[c][0][2]['walls'])):.2f} s per run)")
+    walls = results[configs[0]][-1][2]["walls"]
+    print("  slowest runs: " + ", ".join(f"{n} {w:.1f}s" for n, w in
+                                         sorted(walls.items(), key=lambda kv: -kv[1])[:8]))
+    return 0 if not any(r[2]["wrong"] for rs in results.values() for r in rs) else 1
+
+
+# Runs in the compared checkout with its own gate and mutants; prints JSON.
+MATRIX_DRIVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests import gate
+from tests.adapters.mutants import MUTANTS
+jobs = {f"mutant:{s}": {"adapter": gate.mutant(s)} for s in sorted(MUTANTS)}
+verdicts = gate.run_many(jobs, sleepy=("mutant:stream-stall-4s",))
+wrong = [n for n, v in verdicts.items() if v.failed != MUTANTS[n.split(":", 1)[1]].expected]
+print(json.dumps({"wrong": wrong, "walls": {n.split(":", 1)[1]: v.wall_s for n, v in verdicts.items()}}))
+"""
+
+
+def matrix_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", type=int, default=1, help="rounds (default 1: one matrix is minutes)")
+    parser.add_argument("--compare", metavar="DIR", help="another checkout to alternate with")
+    parser.add_argument("--workers", help="comma-separated worker counts to alternate (default: gate's)")
 
 
 def wire_args(parser: argparse.ArgumentParser) -> None:
@@ -367,7 +513,9 @@ def wire_args(parser: argparse.ArgumentParser) -> None:
 # A new benchmark (say "suite" or "stress") adds one entry here.
 COMMANDS = {
     "wire": (cmd_wire, wire_args, "the host client: streaming, round trips, memory"),
-    "suite": (cmd_suite, suite_args, "wall time of the suite against the reference (target < 5 s)"),
+    "suite": (cmd_suite, suite_args,
+              "wall and CPU of the suite against the reference, and where the time goes"),
+    "matrix": (cmd_matrix, matrix_args, "the mutant matrix: wall, CPU, slowest runs"),
     "stress": (cmd_stress, stress_args,
                "determinism: the nonconforming gate and the restart cases, 20 runs each"),
 }

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +33,8 @@ TESTS = REPO / "tests"
 RUN_TIMEOUT_S = 240.0
 
 
-def reference() -> list[str]:
-    return [sys.executable, str(REPO / "vendor" / "fs_provider.py")]
+def reference(root: Path = REPO) -> list[str]:
+    return [sys.executable, str(root / "vendor" / "fs_provider.py")]
 
 
 def script(name: str, *args: str) -> list[str]:
@@ -55,6 +56,7 @@ class Verdict:
     stderr: str
     wall_s: float
     cases: dict[str, dict] = field(default_factory=dict)   # id -> report entry
+    cpu_s: float | None = None       # user + system CPU of the run's reaped process tree
 
     def ids(self, outcome: str) -> set[str]:
         return {cid for cid, case in self.cases.items() if case.get("outcome") == outcome}
@@ -98,24 +100,28 @@ class Verdict:
 
 def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple[str, ...] = (),
               env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S,
-              python: str | None = None) -> Verdict:
-    """Run the whole suite (or ``cases``) against ``adapter`` and parse the report."""
+              python: str | None = None, root: Path = REPO) -> Verdict:
+    """Run the whole suite (or ``cases``) against ``adapter`` and parse the report
+    (``root``: the checkout whose ``run`` to use; bench.py compares two)."""
     with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
         report_path = Path(tmp) / "report.json"
-        argv = [python or sys.executable, str(RUN), "--json", str(report_path)]
+        argv = [python or sys.executable, str(root / "run"), "--json", str(report_path)]
         for cid in cases:
             argv += ["--case", cid]
         argv += [*options, "--", *adapter]
         started = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, errors="replace", start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=timeout_s)
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, err = proc.communicate()
+        # Output goes to files and the run is reaped with wait4, so the verdict
+        # carries the CPU time of the run's whole process tree (its adapters
+        # and git included), which is what the matrix's cost is made of.
+        with open(Path(tmp) / "out", "w+b") as out_f, open(Path(tmp) / "err", "w+b") as err_f:
+            proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out_f, stderr=err_f, start_new_session=True)
+            code, cpu, killed = _reap(proc, timeout_s)
+            out_f.seek(0)
+            err_f.seek(0)
+            out = out_f.read().decode("utf-8", "replace")
+            err = err_f.read().decode("utf-8", "replace")
+        if killed:
             code = None
             err += f"\n[gate] killed after {timeout_s:.0f} s"
         wall = time.monotonic() - started
@@ -125,13 +131,41 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
                 report = json.loads(report_path.read_text(encoding="utf-8"))
             except ValueError as exc:
                 err += f"\n[gate] unreadable JSON report: {exc}"
-    verdict = Verdict(argv, code, report, out, err, wall)
+    verdict = Verdict(argv, code, report, out, err, wall, cpu_s=cpu)
     for case in (report or {}).get("cases", []):
         verdict.cases[case.get("id")] = case
     return verdict
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:
+    """Wait for ``proc`` (blocking in wait4, no polling); past ``timeout_s``, or
+    if the waiting thread is interrupted, stop its process group. Returns the
+    exit code, the CPU seconds of its reaped tree and whether it was killed."""
+    reaped = threading.Event()
+    killed = threading.Event()
+
+    def stop():
+        killed.set()
+        _kill_group(proc, reaped)
+
+    timer = threading.Timer(timeout_s, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        timer.cancel()
+        threading.Thread(target=stop, daemon=True).start()
+        os.wait4(proc.pid, 0)
+        raise
+    finally:
+        reaped.set()
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime, killed.is_set()
+
+
+def _kill_group(proc: subprocess.Popen, reaped: threading.Event) -> None:
     """Ctrl-C first (the suite then stops its adapters and writes a partial
     report), then SIGKILL to everything left of its tree."""
     import psutil
@@ -142,9 +176,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         tree = []
     try:
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+    except (ProcessLookupError, PermissionError):
         pass
+    reaped.wait(10)
     for p in tree:
         try:
             p.kill()
@@ -166,19 +200,64 @@ def workers() -> int:
 
 def run_many(jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()) -> dict[str, Verdict]:
     """Run several suites in parallel: ``jobs`` maps a name to run_suite's
-    keyword arguments (``adapter`` included). One worker per core, plus one
+    keyword arguments (``adapter`` included). ``workers()`` at a time, plus one
     thread of its own for each job named in ``sleepy`` (an adapter that spends
     most of a run in deliberate pauses, like the 4 s stalls of the
-    nonconforming adapter, would otherwise hold a core's worker idle)."""
+    nonconforming adapter, would otherwise hold a core's worker idle).
+
+    Longest first, by the wall times of the previous session (kept beside the
+    fixture cache): a run that waits out timeouts then overlaps the
+    CPU-bound ones instead of starting last and leaving one worker alone on
+    the tail. Without a history the jobs keep their order."""
     from concurrent.futures import ThreadPoolExecutor
 
+    history = _load_history()
     sleepers = [n for n in jobs if n in sleepy]
+    rest = sorted((n for n in jobs if n not in sleepy),
+                  key=lambda n: -history.get(n, {}).get("wall_s", 0.0))
     with ThreadPoolExecutor(max_workers=workers()) as pool, \
             ThreadPoolExecutor(max_workers=max(1, len(sleepers))) as sleeping:
         futures = {name: sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
-        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in jobs
-                        if name not in futures})
-        return {name: futures[name].result() for name in jobs}
+        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in rest})
+        done = {name: futures[name].result() for name in jobs}
+    _save_history(done)
+    return done
+
+
+HISTORY_FILE = "gate-times.json"
+
+
+def _history_path() -> Path | None:
+    from fixture.cache import cache_dir
+    where = cache_dir()
+    return where.parent / HISTORY_FILE if where is not None else None
+
+
+def _load_history() -> dict:
+    """{job name: {"wall_s", "cpu_s"}} of earlier sessions; {} when there is none
+    or it is unreadable (it only orders the jobs, so it is never an error)."""
+    path = _history_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()) else {}
+
+
+def _save_history(verdicts: dict[str, Verdict]) -> None:
+    path = _history_path()
+    if path is None:
+        return
+    history = _load_history()
+    history.update({name: {"wall_s": round(v.wall_s, 2), "cpu_s": round(v.cpu_s or 0.0, 2)}
+                    for name, v in verdicts.items() if v.code is not None})
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gate-times-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(history, fh, sort_keys=True)
+        os.replace(tmp, path)     # concurrent sessions: the last whole file wins
+    except OSError:
+        pass
 
 
 # ---------------------------------------------------------------- one pool per pytest session

@@ -3,6 +3,7 @@
 
     python3 tests/mutant.py <switch> <fixture-dir>
     python3 tests/mutant.py --list
+    python3 tests/mutant.py --update-wording   # MUTANTS.txt and "Falsified by:" from the code
 
 The switches and what each one changes are in tests/adapters/mutants.py (the
 mutant matrix, each with the cases it must fail) and tests/adapters/controls.py
@@ -31,6 +32,11 @@ if __name__ == "__main__":
             print(f"{m.switch:28} fails {', '.join(sorted(m.expected)):18} {m.description}")
         for c in CONTROLS.values():
             print(f"{c.switch:28} {'control (green)':24} {c.description}")
+        sys.exit(0)
+    if args[:1] == ["--update-wording"]:
+        from tests.adapters.wording import update
+        for path in update():
+            print(f"updated {path}")
         sys.exit(0)
     if not args or args[0] not in {**MUTANTS, **CONTROLS}:
         sys.exit(usage())

@@ -198,7 +198,8 @@ def test_selection_reports_every_id_once_in_order(tmp_path):
         entry = registry.by_id(c["id"])
         assert (c["group"], c["title"], c["spec"]) == (entry.group, entry.title, entry.spec)
     cases = ET.parse(junit).getroot().findall(".//testcase")
-    assert [tc.get("name") for tc in cases] == IDS
+    assert [tc.get("name") for tc in cases] == [f"{c.id} {c.title}" for c in registry.REGISTRY]
+    assert [tc.get("classname") for tc in cases] == [c.group for c in registry.REGISTRY]
 
 
 def test_failure_output_is_one_sentence_plus_evidence(tmp_path):
@@ -231,7 +232,7 @@ def test_self_test_with_nothing_collected_is_a_failure():
 # ------------------------------------------- the plugin, straight through pytest
 
 PLUGIN_PROBE = '''
-from cases.plugin import case, fc_assert, skip, warn
+from cases.api import case, fc_assert, skip, warn
 
 PIDS = []
 

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections import Counter
@@ -402,3 +403,228 @@ def test_fixture_package_is_stdlib_only():
                 continue
             for name in names:
                 assert name.split(".")[0] in allowed, f"{source.name} imports {name}"
+
+
+# -- the prepared-vcs cache (fixture/cache.py) ---------------------------------
+
+def refs_of(repo: Path) -> dict[str, str]:
+    lines = git(repo, "for-each-ref", "--format=%(objectname) %(refname)").splitlines()
+    return {ref: oid for oid, ref in (line.split(" ", 1) for line in lines)}
+
+
+def tree_state(root: Path) -> dict[str, tuple]:
+    """Bytes and mode of every file, mode of every dir. Left out: git's index
+    (it holds the files' stat data) and reflogs (branch and checkout steps
+    stamp them with the time of the build), which differ between two builds."""
+    state = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if rel == ".git/index" or rel.startswith(".git/logs"):
+                continue
+            st = os.lstat(path)
+            data = path.read_bytes() if name in filenames else b""
+            state[rel] = (hashlib.sha256(data).hexdigest(), oct(st.st_mode))
+    return state
+
+
+@pytest.fixture
+def vcs_cache(tmp_path, monkeypatch):
+    """An empty private cache dir, and a count of the vcs builds made."""
+    from fixture import cache
+    where = tmp_path / "cache"
+    monkeypatch.setenv(cache.ENV, str(where))
+    builds = []
+    real = build_vcs.build
+
+    def counting(dest, **kw):
+        builds.append(dest)
+        return real(dest, **kw)
+
+    monkeypatch.setattr(build_vcs, "build", counting)
+    return where / "fixture", builds
+
+
+def entries_of(cache_root: Path) -> list[str]:
+    return sorted(p.name for p in cache_root.iterdir())
+
+
+@needs_git
+def test_cache_hit_gives_a_private_copy_equal_to_a_build(tmp_path, vcs_cache):
+    from fixture import cache
+    cache_root, builds = vcs_cache
+    assert cache.prepare_vcs(tmp_path / "one", build_vcs.INPUTS) == "built"
+    assert cache.prepare_vcs(tmp_path / "two", build_vcs.INPUTS) == "hit"
+    assert len(builds) == 1, "a hit replays nothing"
+    (entry,) = entries_of(cache_root)
+    direct = tmp_path / "direct"
+    builds.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(cache.ENV, "off")
+        assert cache.prepare_vcs(direct, build_vcs.INPUTS) == "uncached"
+    assert tree_state(tmp_path / "two") == tree_state(direct)
+    assert refs_of(tmp_path / "two") == build_vcs.load_pins()["refs"]
+    assert git(tmp_path / "two", "status", "--porcelain", "--untracked-files=all") == ""
+    cached = cache_root / entry / cache.TREE
+    for dirpath, _dirnames, filenames in os.walk(tmp_path / "two"):
+        for name in filenames:
+            path = Path(dirpath) / name
+            st = os.lstat(path)
+            assert st.st_nlink == 1 and not path.is_symlink(), f"{path} is linked"
+            twin = cached / path.relative_to(tmp_path / "two")
+            if twin.exists():
+                assert not os.path.samefile(path, twin)
+    # writing to a copy never reaches the cache
+    target = tmp_path / "two" / cat.VCS_THREE_COMMITS
+    target.write_bytes(b"changed by an adapter\n")
+    assert cache.prepare_vcs(tmp_path / "three", build_vcs.INPUTS) == "hit"
+    assert (tmp_path / "three" / cat.VCS_THREE_COMMITS).read_bytes() != b"changed by an adapter\n"
+
+
+@needs_git
+def test_materialize_uses_the_cache(tmp_path, vcs_cache):
+    cache_root, builds = vcs_cache
+    with materialize(tmp_path) as first, materialize(tmp_path) as second:
+        assert first.vcs_built and second.vcs_built
+        assert refs_of(first.path / cat.VCS) == refs_of(second.path / cat.VCS)
+    assert len(builds) == 1
+    assert [n for n in entries_of(cache_root) if n.startswith("vcs-")] and \
+        not [n for n in entries_of(cache_root) if n.startswith(".")]
+
+
+@needs_git
+def test_cache_changed_input_is_a_rebuild(tmp_path, vcs_cache):
+    from fixture import cache
+    cache_root, builds = vcs_cache
+    inputs = tmp_path / "inputs"
+    shutil.copytree(build_vcs.INPUTS, inputs)
+    assert cache.prepare_vcs(tmp_path / "one", inputs) == "built"
+    steps = json.loads((inputs / build_vcs.STEPS_FILE).read_text(encoding="utf-8"))
+    steps["steps"][0]["message"] += "\nedited"
+    (inputs / build_vcs.STEPS_FILE).write_text(json.dumps(steps), encoding="utf-8")
+    assert cache.prepare_vcs(tmp_path / "two", inputs) == "built"
+    assert len(builds) == 2 and len(entries_of(cache_root)) == 2
+    assert refs_of(tmp_path / "one") != refs_of(tmp_path / "two"), "the edit changes every id"
+    git_path = shutil.which("git")
+    assert cache.vcs_key(inputs, git_path) != cache.vcs_key(build_vcs.INPUTS, git_path)
+
+
+@needs_git
+@pytest.mark.parametrize("damage", ["flip-byte", "delete-file", "garbage-listing",
+                                    "listing-of-another-key", "listing-escapes"])
+def test_cache_corrupted_entry_is_detected_and_rebuilt(tmp_path, vcs_cache, damage):
+    from fixture import cache
+    cache_root, builds = vcs_cache
+    assert cache.prepare_vcs(tmp_path / "one", build_vcs.INPUTS) == "built"
+    (name,) = entries_of(cache_root)
+    entry = cache_root / name
+    listing = json.loads((entry / cache.LISTING).read_text(encoding="utf-8"))
+    victim = entry / cache.TREE / cat.VCS_BLAME_TWO_AUTHORS
+    if damage == "flip-byte":
+        data = bytearray(victim.read_bytes())
+        data[0] ^= 0x01
+        victim.write_bytes(bytes(data))
+    elif damage == "delete-file":
+        objects = [p for p in (entry / cache.TREE / ".git" / "objects").rglob("*") if p.is_file()]
+        os.chmod(objects[0].parent, 0o755)
+        objects[0].unlink()
+    elif damage == "garbage-listing":
+        (entry / cache.LISTING).write_text('{"format": 1, "key": ', encoding="utf-8")
+    elif damage == "listing-of-another-key":
+        listing["key"] = "0" * 40
+        (entry / cache.LISTING).write_text(json.dumps(listing), encoding="utf-8")
+    else:
+        listing["files"]["../escaped"] = listing["files"].pop(cat.VCS_BLAME_TWO_AUTHORS)
+        (entry / cache.LISTING).write_text(json.dumps(listing), encoding="utf-8")
+    assert cache.prepare_vcs(tmp_path / "two", build_vcs.INPUTS) == "built"
+    assert len(builds) == 2
+    assert refs_of(tmp_path / "two") == build_vcs.load_pins()["refs"]
+    assert tree_state(tmp_path / "two") == tree_state(tmp_path / "one")
+    assert not (tmp_path / "escaped").exists()
+    assert entries_of(cache_root) == [name], "the bad entry is replaced, nothing left aside"
+    assert cache.prepare_vcs(tmp_path / "three", build_vcs.INPUTS) == "hit"
+
+
+@needs_git
+def test_cache_two_runs_missing_at_once_both_get_a_good_copy(tmp_path, vcs_cache):
+    """Both builds finish before either publishes (a barrier in the builder), so
+    one rename loses: that run uses its own build and leaves nothing behind."""
+    import threading
+
+    from fixture import cache
+    cache_root, builds = vcs_cache
+    barrier = threading.Barrier(2, timeout=60)
+    counting = build_vcs.build
+
+    def build_then_wait(dest, **kw):
+        result = counting(dest, **kw)
+        barrier.wait()
+        return result
+
+    results: dict[str, object] = {}
+
+    def run(name):
+        try:
+            results[name] = cache.prepare_vcs(tmp_path / name, build_vcs.INPUTS)
+        except BaseException as exc:   # reported by the assert below
+            results[name] = exc
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(build_vcs, "build", build_then_wait)
+        threads = [threading.Thread(target=run, args=(n,)) for n in ("one", "two")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    assert results == {"one": "built", "two": "built"}
+    assert len(builds) == 2
+    for name in ("one", "two"):
+        assert refs_of(tmp_path / name) == build_vcs.load_pins()["refs"]
+    assert len(entries_of(cache_root)) == 1, entries_of(cache_root)
+    assert cache.prepare_vcs(tmp_path / "three", build_vcs.INPUTS) == "hit"
+
+
+@needs_git
+def test_cache_concurrent_materializations_in_processes(tmp_path):
+    """Four processes materialize at once from an empty cache: every copy is
+    right, the cache ends with one entry and no temporary leftovers."""
+    from fixture import cache
+    code = ("import sys, json, subprocess; sys.path.insert(0, sys.argv[1]); "
+            "from fixture import materialize; sys.stdin.readline(); "
+            "m = materialize(sys.argv[2]); "
+            "out = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=m.path / 'vcs', "
+            "capture_output=True, text=True).stdout.strip(); "
+            "m.cleanup(); print(out)")
+    env = dict(os.environ, **{cache.ENV: str(tmp_path / "cache")})
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(REPO_ROOT), str(tmp_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(4)]
+    for p in procs:                  # released together
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert set(outs) == {build_vcs.load_pins()["refs"][f"refs/heads/{cat.VCS_DEFAULT_BRANCH}"]}
+    root = tmp_path / "cache" / "fixture"
+    assert len(entries_of(root)) == 1 and entries_of(root)[0].startswith("vcs-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"], "every copy was removed"
+
+
+def test_cache_dir_unusable_or_off_means_no_cache(tmp_path, monkeypatch):
+    from fixture import cache
+    monkeypatch.setenv(cache.ENV, "off")
+    assert cache.cache_dir() is None
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv(cache.ENV, str(shared))
+    assert cache.cache_dir() is None, "a world-writable dir is not trusted"
+    monkeypatch.delenv(cache.ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "xdg" / "forge-conformance" / "fixture"
+    assert stat.S_IMODE(os.stat(cache.cache_dir()).st_mode) == 0o700
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")   # invalid per the XDG spec: ignored
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "forge-conformance" / "fixture"

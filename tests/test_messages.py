@@ -628,3 +628,54 @@ def test_property_integers_accepted_exactly_in_range(slot, value):
         assert structure(candidate, cls) is not None
     else:
         assert shape_error(candidate, cls).path == path
+
+
+# ---------------------------------------------------------------- tolerant reading (read)
+
+def test_read_keeps_what_it_can_and_names_each_problem_once():
+    raw = {"entries": [{"path": "a", "type": "blob", "sha": "x", "size": "3"},
+                       {"path": 5, "type": "blob", "sha": "y"},
+                       "not an entry",
+                       {"path": "b", "type": 1}],
+           "truncated": "yes", "x_unknown": {"any": [1]}}
+    r = m.read(raw, m.Tree)
+    # a bad optional member takes its default; a bad required one reads as None;
+    # an item whose key member is bad, or that is not an object, is left out
+    assert r.model.entries == (m.TreeEntry("a", "blob", "x", None), m.TreeEntry("b", None, None))
+    assert r.model.truncated is False and r.model.branch == "main"
+    assert r.problems == (
+        ("entries[0].size", 'expected a non-negative integer, got string "3"'),
+        ("entries[1].path", "expected a string, got 5"),
+        ("entries[2]", 'expected an object, got string "not an entry"'),
+        ("entries[3].type", "expected a string, got 1"),
+        ("entries[3].sha", "missing required member"),
+        ("truncated", 'expected a boolean, got string "yes"'))
+    b = r.model.entries[1]
+    assert r.where(b) == "entries[3]"
+    assert r.of(b) == [("entries[3].type", "expected a string, got 1"),
+                       ("entries[3].sha", "missing required member")]
+    assert r.of(b, "sha") == [("entries[3].sha", "missing required member")]
+    assert [p for p, _ in r.at("entries[*].size")] == ["entries[0].size"]
+    assert [p for p, _ in r.at("entries...")] == ["entries[0].size", "entries[1].path",
+                                                  "entries[2]", "entries[3].type",
+                                                  "entries[3].sha"]
+
+
+def test_read_of_a_well_formed_reply_equals_structure():
+    assert m.read(SEARCH, m.SearchResult) == m.Reading(m.structure(SEARCH, m.SearchResult))
+    assert m.read(TREE, m.Tree).problems == ()
+
+
+def test_read_patterns_above_and_below():
+    r = m.read({"items": [{"repo": "o/r", "path": "p", "located": "stale"}],
+                "index": {"as_of": 3}}, m.SearchResult)
+    assert r.model.index is None and r.model.items[0].located is True
+    assert r.at("...located") == [("items[0].located", 'expected a boolean, got string "stale"')]
+    assert r.at("index...") == [("index.as_of", "expected a string, got 3")]
+    batch = m.read([{"repo": "o/r", "path": "p", "line": -1}], tuple[m.SearchHit, ...])
+    assert batch.at("[*].line") == [("[0].line", "expected a non-negative integer, got -1")]
+
+
+def test_read_of_a_reply_that_is_not_an_object():
+    r = m.read(None, m.Tree)
+    assert r.model is None and r.problems == (("", "expected an object, got null"),)

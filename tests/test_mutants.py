@@ -61,45 +61,24 @@ def test_mutant_fails_exactly_its_cases(request, switch):
     assert verdict.code == 1, verdict.explain()
 
 
-def _falsified_by() -> dict[str, str]:
-    """case id -> the switch its docstring's "Falsified by:" line names (read with ast)."""
-    import ast
-    import re
-    from pathlib import Path
-
-    out = {}
-    for path in sorted((Path(__file__).resolve().parents[1] / "cases").glob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            ids = [d.args[0].value for d in node.decorator_list
-                   if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "case" and d.args
-                   and isinstance(d.args[0], ast.Constant)]
-            found = re.search(r"Falsified by:\s*([A-Za-z0-9_-]+)", ast.get_docstring(node) or "")
-            for cid in ids:
-                out[cid] = found.group(1) if found else ""
-    return out
-
-
 def test_case_docstrings_name_their_mutant():
-    """Each case's "Falsified by:" line names a switch of the matrix that fails that case."""
-    wrong = {cid: switch for cid, switch in _falsified_by().items()
-             if switch not in MUTANTS or cid not in MUTANTS[switch].expected}
-    assert not wrong, f"Falsified by: names no mutant expected to fail the case: {wrong}"
+    """Each case's "Falsified by:" paragraph is its intended mutant's switch and
+    description, word for word (`python3 tests/mutant.py --update-wording`)."""
+    from tests.adapters import wording
+
+    mine = wording.intended()
+    wrong = {cid: line for cid, line in wording.docstring_lines().items()
+             if cid in mine and line != wording.falsified_by(mine[cid])}
+    assert not wrong, ("stale Falsified by: lines (run `python3 tests/mutant.py "
+                       f"--update-wording`): {sorted(wrong)}")
 
 
-def test_mutants_txt_agrees():
-    """tests/MUTANTS.txt (the case author's list) names, per case, a switch that fails it."""
-    from pathlib import Path
+def test_mutants_txt_is_generated():
+    """tests/MUTANTS.txt is the matrix's own words (`python3 tests/mutant.py --update-wording`)."""
+    from tests.adapters import wording
 
-    listed = {}
-    for line in (Path(__file__).parent / "MUTANTS.txt").read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].startswith("FC-"):
-            listed[parts[0]] = parts[1]
-    assert set(listed) == {c.id for c in REGISTRY}, "MUTANTS.txt must list every registry id"
-    wrong = {cid: s for cid, s in listed.items() if s not in MUTANTS or cid not in MUTANTS[s].expected}
-    assert not wrong, f"MUTANTS.txt names switches that do not fail those cases: {wrong}"
+    assert wording.MUTANTS_TXT.read_text(encoding="utf-8") == wording.mutants_txt(), \
+        "tests/MUTANTS.txt is stale: run `python3 tests/mutant.py --update-wording`"
 
 
 # ---------------------------------------------------------------- the proxy itself

@@ -14,7 +14,7 @@ from cases import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The plan-0015 enumeration plus the v1.5 revision group and the v1.6 cases. Written out by hand
+# The brief's case matrix plus the v1.5 revision group and the cases added since. Written out by hand
 # on purpose: adding, removing or renumbering a case must change this list.
 PINNED_IDS = [
     "FC-001", "FC-002", "FC-003", "FC-004", "FC-005",
@@ -96,3 +96,37 @@ def test_readme_table_is_the_registry():
     assert begin and end, "README.md lacks the case table markers"
     assert table.strip("\n") == registry.markdown_table().strip("\n"), \
         "README case table is stale: run `python3 -m cases.registry --update-readme`"
+
+
+def test_owners_are_registry_cases():
+    """Every topic of registry.OWNERS names a registry case."""
+    unknown = {t: cid for t, cid in registry.OWNERS.items() if cid not in
+               {c.id for c in registry.REGISTRY}}
+    assert not unknown, f"OWNERS names ids the registry does not have: {unknown}"
+
+
+def test_owner_references_in_the_cases_are_listed():
+    """Every owner("...") a case module (or cases/) names is a topic of OWNERS,
+    and every topic is named somewhere (no stale owner)."""
+    import ast
+
+    named = set()
+    for path in sorted((ROOT / "cases").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "owner" \
+                    and node.args:   # owner("a") or owner("a" if x else "b")
+                named |= _topics(node.args[0])
+    assert named <= set(registry.OWNERS), f"owners nobody owns: {named - set(registry.OWNERS)}"
+    assert set(registry.OWNERS) - named == set(), f"stale OWNERS: {set(registry.OWNERS) - named}"
+
+
+def _topics(node):
+    """The strings an owner(...) argument can be: a constant, or either branch
+    of a conditional expression."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.IfExp):
+        return _topics(node.body) | _topics(node.orelse)
+    return set()

@@ -85,3 +85,14 @@ class ProviderClosed(ProviderError):
         super().__init__(message, kind="provider", origin="host",
                          request_id=request_id, method=method)
         self.detail = detail
+
+
+class WriteFailed(ProviderError):
+    """Writing a line to the adapter failed (or stayed blocked): a host-side
+    failure of the request, with the write's reason."""
+
+    def __init__(self, reason: str, *, request_id: int | None = None,
+                 method: str | None = None):
+        super().__init__(f"provider write: {reason}", kind="provider", origin="host",
+                         request_id=request_id, method=method)
+        self.reason = reason

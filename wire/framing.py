@@ -12,12 +12,19 @@ it is an integer in 1..2^64-1, else ``invalid_id``), ``$/partial`` with a
 usable ``params.id`` (a partial), anything else (``ignored``).
 
 Hot path: one ``decode`` and one ``json.loads`` per line, nothing per item.
+
+Outbound, ``encode_request`` / ``encode_notification`` are the one encoder of
+every frame the client writes (compact JSON like the host's, NaN refused),
+deliberately unusual envelopes included: extra top-level members of a
+request (``envelope``) and params that are not an object.
 """
 
 from __future__ import annotations
 
 import json
 import json.scanner
+from json.encoder import c_make_encoder, encode_basestring
+from typing import Any
 
 MAX_ID = 2**64 - 1
 DEFAULT_MAX_LINE_BYTES = 16 * 2**20
@@ -275,3 +282,44 @@ class FrameReader:
                 self.ended = True
                 break
         return frames
+
+
+# ---------------------------------------------------------------- outbound
+
+# Compact JSON like the host writes it (no spaces, UTF-8 as is, NaN refused),
+# through the C encoder directly: this is on every request's path.
+_encode = c_make_encoder(None, json.JSONEncoder().default, encode_basestring, None, ":", ",",
+                         False, False, False) if c_make_encoder is not None else None
+
+
+def dumps(obj: Any) -> str:
+    """One JSON value, compact, as the client writes it."""
+    if _encode is None:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return "".join(_encode(obj, 0))
+
+
+def request_message(rid: int, method: str, params: Any, envelope: dict | None = None) -> dict:
+    """The request object: jsonrpc, id, method, params, then any ``envelope``
+    members (which never replace the four)."""
+    msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+    if envelope:
+        msg.update({k: v for k, v in envelope.items() if k not in msg})
+    return msg
+
+
+def notification_message(method: str, params: Any) -> dict:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def encode_request(rid: int, method: str, params: Any, envelope: dict | None = None
+                   ) -> tuple[str, dict]:
+    """(the line without its newline, the message) of one request."""
+    msg = request_message(rid, method, params, envelope)
+    return dumps(msg), msg
+
+
+def encode_notification(method: str, params: Any) -> tuple[str, dict]:
+    """(the line without its newline, the message) of one notification."""
+    msg = notification_message(method, params)
+    return dumps(msg), msg

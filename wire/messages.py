@@ -22,6 +22,15 @@ a shape error (§3.0, §11 #16), unsigned integers are >= 0 and commit counts
 fit in a u32. Any violation raises one ``ShapeError`` naming the member path,
 e.g. ``entries[3].sha: missing required member``.
 
+``read(obj, cls)`` is the tolerant twin for the suite's cases (RULINGS
+"Reader tolerance" and "Attribution": a malformed member is judged only by
+the case that owns it, every other case reads around it). It returns a
+``Reading``: the model as far as it could be read, and every shape problem
+once, with its member path, so a case filters the problems it owns. In a
+Reading, a malformed optional member takes its default, a malformed required
+member reads as None, and an array item whose key member (``KEY``) is
+malformed, or that is not an object, is left out.
+
 The handshake reply is the exception: the host reads it tolerantly (§2.3,
 §2.4) and RULINGS give its MUSTs to FC-001..004, so ``InitializeResult``
 exposes the host's *effective* values and keeps the raw mapping for those
@@ -53,7 +62,7 @@ __all__ = [
     "LogItem", "Log", "BlameRange", "Blame", "COMMIT_STATUSES", "CommitFile",
     "Commit", "SearchHit", "Index", "SearchResult", "RepoItem", "OrgItem",
     "SearchRepos", "OrgRepo", "OrgRepos", "CloneUrl", "WebUrl", "OrgUrl",
-    "ErrorData", "ErrorObject", "PartialParams", "RESULT_TYPES",
+    "ErrorData", "ErrorObject", "PartialParams", "RESULT_TYPES", "Reading", "read", "KEY",
 ]
 
 # Unsigned JSON integers (never a boolean, never a float). U32 bounds the
@@ -69,6 +78,11 @@ NonNegNumber = NewType("NonNegNumber", float)
 NOT_NULL = "not-null"
 
 _MAX_LISTED = 3  # problems spelled out in ShapeError's message
+
+# Field metadata: the member that makes an array item what it is (a tree
+# entry's path, a hit's repo and path). ``read`` drops an item whose key
+# member is malformed; any other malformed member is read around.
+KEY = "key"
 
 
 class ShapeError(ValueError):
@@ -200,7 +214,7 @@ class InitializeResult:
 
 @attrs.frozen
 class TreeEntry:
-    path: str
+    path: str = attrs.field(metadata={KEY: True})
     type: str          # "blob" | "tree"; the host reads anything else as a file
     sha: str           # required for directories too (§11 #17)
     size: UInt | None = None
@@ -308,8 +322,8 @@ class Commit:
 
 @attrs.frozen
 class SearchHit:
-    repo: str
-    path: str
+    repo: str = attrs.field(metadata={KEY: True})
+    path: str = attrs.field(metadata={KEY: True})
     sha: str = ""
     branch: str = "main"
     matches: tuple[str, ...] = ()
@@ -678,3 +692,109 @@ converter.register_structure_hook(Capabilities, _structure_capabilities)
 converter.register_structure_hook(Union[RepoItem, OrgItem], _structure_search_repos_item)
 converter.register_structure_hook(OrgRepo, _structure_org_repo)
 converter.register_structure_hook(ErrorData, _structure_error_data)
+
+
+# ---------------------------------------------------------------- tolerant reading
+
+_MISSING = object()
+# Classes with a hook of their own: read strictly, as one member.
+_OWN_HOOK = (InitializeResult, Capabilities, OrgRepo, ErrorData)
+
+
+@attrs.frozen
+class Reading:
+    """A reply read tolerantly: ``model`` (None when the reply is not an
+    object) and ``problems``, every (member path, message) in document order."""
+
+    model: Any
+    problems: tuple[tuple[str, str], ...] = ()
+    places: Mapping[int, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+    def where(self, item: Any) -> str | None:
+        """The member path an array item of ``model`` was read from."""
+        return self.places.get(id(item))
+
+    def at(self, pattern: str, under: str | None = None) -> list[tuple[str, str]]:
+        """The problems whose path matches ``pattern``: ``*`` is one member
+        name, ``[*]`` any index, a pattern ending in ``...`` matches everything
+        below and one starting with ``...`` any place above
+        (``"entries[*].size"``, ``"index..."``, ``"...located"``); with
+        ``under``, the pattern is relative to that path."""
+        if under is not None:
+            pattern = under + ("" if pattern.startswith("[") else ".") + pattern
+        rx = _pattern(pattern)
+        return [(p, m) for p, m in self.problems if rx.fullmatch(p)]
+
+    def of(self, item: Any, member: str = "...") -> list[tuple[str, str]]:
+        """The problems of one array item (of one ``member`` of it)."""
+        place = self.where(item)
+        return [] if place is None else self.at(member, under=place)
+
+
+def _pattern(pattern: str):
+    import re
+    below = pattern.endswith("...")
+    above = pattern.startswith("...")
+    core = pattern[3 if above else 0:len(pattern) - 3 if below else None].strip(".")
+    rx = re.escape(core).replace(r"\[\*\]", r"\[\d+\]").replace(r"\*", r"[^.\[]*")
+    return re.compile((r"(?:.*[.\]])?" if above else "") + rx
+                      + (r"(?:[.\[].*)?" if below else ""))
+
+
+def read(obj: Any, cls: Any) -> Reading:
+    """Read a decoded JSON value as ``cls`` tolerantly (see the module doc)."""
+    problems: list[tuple[str, str]] = []
+    places: dict[int, str] = {}
+    model = _read(obj, cls, "", problems, places)
+    return Reading(None if model is _MISSING else model, tuple(problems), places)
+
+
+def _join(path: str, sub: str) -> str:
+    if not sub:
+        return path
+    if not path or sub.startswith("["):
+        return path + sub
+    return f"{path}.{sub}"
+
+
+def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
+    if attrs.has(tp) and tp not in _OWN_HOOK:
+        if type(value) is not dict:
+            problems.append((path, f"expected an object, {_got(value)}"))
+            return _MISSING
+        kwargs: dict[str, Any] = {}
+        for f in attrs.fields(tp):
+            sub = _join(path, f.name)
+            required = f.default is attrs.NOTHING
+            if f.name not in value:
+                got = _MISSING
+                if required:
+                    problems.append((sub, "missing required member"))
+            else:
+                got = _read(value[f.name], f.type, sub, problems, places)
+            if got is _MISSING:
+                if f.metadata.get(KEY):
+                    return _MISSING
+                if required:
+                    kwargs[f.name] = None
+                continue   # the default applies
+            kwargs[f.name] = got
+        return tp(**kwargs)
+    if _is_array(tp) and attrs.has(typing.get_args(tp)[0]):
+        if type(value) is not list:
+            problems.append((path, f"expected an array, {_got(value)}"))
+            return _MISSING
+        item_tp = typing.get_args(tp)[0]
+        out = []
+        for i, element in enumerate(value):
+            place = f"{path}[{i}]"
+            item = _read(element, item_tp, place, problems, places)
+            if item is not _MISSING:
+                places[id(item)] = place
+                out.append(item)
+        return tuple(out)
+    try:
+        return converter.structure(value, tp)
+    except ShapeError as exc:
+        problems.extend((_join(path, p), m) for p, m in exc.problems)
+        return _MISSING

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wire.errors import ProviderClosed, ProviderError, ProviderTimeout
+from wire.errors import ProviderClosed, ProviderError, ProviderTimeout, WriteFailed
 from wire.framing import PARTIAL, REPLY, Frame, usable_id
 
 # Lifecycle and output states (§7.10)
@@ -301,8 +301,7 @@ class Session:
         slot = self.slots.pop(rid, None)
         if slot is not None:
             slot.state = ERROR
-            slot.error = ProviderError(f"provider write: {reason}", kind="provider",
-                                       origin="host", request_id=rid, method=slot.method)
+            slot.error = WriteFailed(reason, request_id=rid, method=slot.method)
             self.completions.append(slot)
         return self.output_closed(generation)
 

@@ -9,7 +9,8 @@ Memory stays bounded however long a run is (a 200,000-item stream, an endless
 flood of junk): the ring keeps at most ``max_entries`` entries and at most
 ``max_total_chars`` characters of raw text, dropping the oldest first; a
 frame longer than ``max_frame_chars`` keeps only its head and no parsed
-message. An optional JSONL ``sink`` receives every entry as it is recorded.
+message. An optional ``listener`` is called with each new entry (tests use
+it to wait for an event).
 """
 
 from __future__ import annotations
@@ -71,7 +72,6 @@ class Transcript:
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES,
                  max_frame_chars: int = DEFAULT_MAX_FRAME_CHARS,
                  max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
-                 sink: str | Path | None = None,
                  listener: Callable[[Entry], None] | None = None):
         self.max_entries = max_entries
         self.max_frame_chars = max_frame_chars
@@ -80,7 +80,6 @@ class Transcript:
         self._chars = 0
         self._next = 0
         self._lock = threading.Lock()
-        self._sink = open(sink, "a", encoding="utf-8", buffering=1) if sink is not None else None
         self.listener = listener   # called with each new entry (tests use it to sync on events)
 
     # ------------------------------------------------------------------ recording
@@ -109,8 +108,6 @@ class Transcript:
                                          or chars > self.max_total_chars):
                     chars -= len(ring.popleft()[5])
             self._chars = chars
-            if self._sink is not None:
-                self._sink.write(json.dumps(Entry(*row).to_dict(), default=repr) + "\n")
         if self.listener is not None:
             self.listener(Entry(*row))
         return seq
@@ -136,14 +133,6 @@ class Transcript:
             rows = list(self._ring)
         return [Entry(*r) for r in rows]
 
-    def find(self, *, direction: str | None = None, kind: str | None = None,
-             outcome: str | None = None, since: int = 0) -> list[Entry]:
-        """Entries matching every given field (a convenience for cases and tests)."""
-        return [e for e in self.since(since)
-                if (direction is None or e.direction == direction)
-                and (kind is None or e.kind == kind)
-                and (outcome is None or e.outcome == outcome)]
-
     def render(self, last: int = 20) -> str:
         """The last ``last`` entries as text, for a failure message."""
         with self._lock:
@@ -161,12 +150,6 @@ class Transcript:
         with open(path, "w", encoding="utf-8") as out:
             for entry in self.since(since):
                 out.write(json.dumps(entry.to_dict(), default=repr) + "\n")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._sink is not None:
-                self._sink.close()
-                self._sink = None
 
     def __len__(self) -> int:
         with self._lock:

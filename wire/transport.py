@@ -27,12 +27,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from json.encoder import c_make_encoder, encode_basestring
 from typing import Any, Callable
 
 from wire import session as S
-from wire.errors import ProviderClosed, ProviderError, SpawnError
-from wire.framing import DEFAULT_MAX_LINE_BYTES, IGNORED, PARTIAL, FrameReader
+from wire.errors import ProviderClosed, ProviderError, SpawnError, WriteFailed
+from wire.framing import (DEFAULT_MAX_LINE_BYTES, IGNORED, PARTIAL, FrameReader, encode_notification,
+                          encode_request)
+from wire.monitor import Finding, Monitor
+from wire.messages import InitializeResult, ShapeError, structure
 from wire.process import Child
 from wire.transcript import Transcript
 
@@ -45,28 +47,6 @@ RESPAWN_MODES = ("immediate", "host")
 _ENTRY_KIND = {IGNORED: "notification"}   # transcript kind of a frame kind (else the same)
 _OUTCOMES = {S.RESULT: "result", S.ERROR: "error", S.TIMEOUT: "timeout",
              S.CLOSED_STATE: "closed"}
-# Compact JSON like the host writes it (no spaces, UTF-8 as is, NaN refused),
-# through the C encoder directly: this is on every request's path.
-_encode = c_make_encoder(None, json.JSONEncoder().default, encode_basestring, None, ":", ",",
-                         False, False, False) if c_make_encoder is not None else None
-
-
-def _dumps(obj: Any) -> str:
-    if _encode is None:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return "".join(_encode(obj, 0))
-
-
-_METHOD_JSON: dict[str, str] = {}
-
-
-def _method_json(method: str) -> str:
-    text = _dumps(method)
-    if len(_METHOD_JSON) < 256:
-        _METHOD_JSON[method] = text
-    return text
-
-
 class _Latch:
     """A one-shot gate (cheaper than threading.Event): open() once, wait(t) many."""
 
@@ -79,8 +59,9 @@ class _Latch:
     def open(self) -> None:
         self._lock.release()
 
-    def wait(self, timeout: float) -> bool:
-        if self._lock.acquire(True, max(timeout, 0.0)):
+    def wait(self, timeout: float | None) -> bool:
+        """Wait until open, at most ``timeout`` seconds (None: until it opens)."""
+        if self._lock.acquire(True, -1 if timeout is None else max(timeout, 0.0)):
             self._lock.release()
             return True
         return False
@@ -137,16 +118,18 @@ class Call:
         slot = self._slot
         while self.outcome is None:
             now = time.monotonic()
-            remaining = slot.deadline - now
+            remaining: float | None = slot.deadline - now
             if remaining <= 0:
                 self._provider._expire_due()
                 if self.outcome is not None:
                     break
-                remaining = 0.001   # the slot is being settled by another thread
+                if slot.deadline > time.monotonic():
+                    continue          # a $/partial re-armed the deadline meanwhile
+                remaining = None      # settled by another thread: its latch opens then
             if end is not None:
                 if now >= end:
                     return False
-                remaining = min(remaining, end - now)
+                remaining = end - now if remaining is None else min(remaining, end - now)
             self._latch.wait(remaining)
         return True
 
@@ -187,7 +170,7 @@ class Provider:
                  deadline_s: float = 30.0, init_params: dict | None = None,
                  transcript: Transcript | None = None, stderr_dir: Path | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, respawn: str = "immediate",
-                 backoff_s: tuple[float, ...] | None = None):
+                 backoff_s: tuple[float, ...] | None = None, monitor: Monitor | None = None):
         if respawn not in RESPAWN_MODES:
             raise ValueError(f"respawn must be one of {RESPAWN_MODES}, got {respawn!r}")
         if not deadline_s > 0:
@@ -220,6 +203,9 @@ class Provider:
         self._stderr_dir = Path(stderr_dir) if stderr_dir is not None else None
         self._own_stderr_dir = False
         self._final_tail = ""
+        # the frame rules judged on every frame both ways (wire.monitor), when asked
+        self.monitor = monitor
+        self.findings: list[Finding] = []
 
     # ================================================================ lifecycle API
 
@@ -297,28 +283,30 @@ class Provider:
 
     def call(self, method: str, params: dict, *, deadline_s: float | None = None,
              inactivity_s: float | None = None, on_partial: Callable[[Any], None] | None = None,
-             keep_partials: bool = True) -> Call:
+             keep_partials: bool = True, envelope: dict | None = None) -> Call:
         """Write the request now and return its Call. Params with ``"partial": true``
         opt into streaming: the deadline is then an inactivity window
         (``inactivity_s`` or ``deadline_s``) that each delivered ``$/partial``
-        re-arms. If the child is dead this first rebuilds it (respawn mode)."""
+        re-arms. ``envelope``: extra top-level members of the request (a case
+        probing reader tolerance); the id is the session counter's as always.
+        If the child is dead this first rebuilds it (respawn mode)."""
         deadline_s = self.deadline_s if deadline_s is None else deadline_s
         s = self._session
         if s.lifecycle is not S.ALIVE or s.output is not S.OPEN or self._closed:
             self._ensure_ready()   # (the fast path above is rechecked under the lock in _send)
-        return self._send(method, params, deadline_s, inactivity_s, on_partial, keep_partials)
+        return self._send(method, params, deadline_s, inactivity_s, on_partial, keep_partials,
+                          envelope=envelope)
 
     def request(self, method: str, params: dict, **kw) -> Any:
         """call(...).result()"""
         return self.call(method, params, **kw).result()
 
-    def notify(self, method: str, params: dict) -> None:
-        """Send any notification (no id). Best-effort, like the host's cancel:
-        not sent when no initialized child is running; a failed write is ignored."""
-        line = ('{"jsonrpc":"2.0","method":%s,"params":%s}\n'
-                % (_dumps(method), _dumps(params))).encode("utf-8")
-        self._write_other(line, "notification", {"jsonrpc": "2.0", "method": method,
-                                                 "params": params}, best_effort=True)
+    def notify(self, method: str, params: Any) -> None:
+        """Send any notification (no id; params need not be an object). Best-effort,
+        like the host's cancel: not sent when no initialized child is running; a
+        failed write is ignored."""
+        text, msg = encode_notification(method, params)
+        self._write_other((text + "\n").encode("utf-8"), "notification", msg, best_effort=True)
 
     def cancel(self, call_or_id: "Call | int") -> None:
         """``$/cancelRequest {"id": n}``: advisory, never changes the call."""
@@ -505,31 +493,31 @@ class Provider:
             raise ProviderClosed(child.exit_description(), method="initialize") from None
         result = call.result()
         self.init_results.append(result)
-        if not isinstance(result, dict):
+        try:   # read like the host (§2.3): only a different unsigned protocol is refused
+            init = structure(result, InitializeResult)
+        except ShapeError:
             raise ProviderError("provider reply shape: initialize result is not an object",
-                                kind="other", request_id=call.id, method="initialize")
-        declared = result.get("protocol")
-        # The host reads protocol as an unsigned integer and rejects only a
-        # different one; missing, null, strings, floats, negatives count as 1 (§2.3).
-        if type(declared) is int and declared >= 0 and declared != 1:
-            raise ProviderError(f"unsupported provider protocol {declared}", kind="provider",
+                                kind="other", request_id=call.id, method="initialize") from None
+        if init.protocol != 1:
+            raise ProviderError(f"unsupported provider protocol {init.protocol}", kind="provider",
                                 request_id=call.id, method="initialize")
         return result
 
     # ================================================================ internals: writing
 
     def _send(self, method: str, params: dict, deadline_s: float, inactivity_s: float | None,
-              on_partial, keep: bool, *, handshake: bool = False) -> Call:
-        params_json = _dumps(params)
-        method_json = _METHOD_JSON.get(method) or _method_json(method)
+              on_partial, keep: bool, *, handshake: bool = False,
+              envelope: dict | None = None) -> Call:
         if not self._wlock.acquire(True, self._write_lock_timeout()):
-            raise ProviderError("provider write: an earlier write is still blocked",
-                                kind="provider", method=method)
+            raise WriteFailed("an earlier write is still blocked", method=method)
         try:
             with self._lock:
                 if self._closed:
                     raise ProviderError("provider is closed", kind="other", method=method)
                 s = self._session
+                # encoded before the slot opens, so params that are not JSON
+                # spend no id; under both locks the next id is the counter's next
+                text, msg = encode_request(s.highest_id + 1, method, params, envelope)
                 slot = s.open(method, params, time.monotonic(), deadline_s, inactivity_s,
                               handshake=handshake)
                 call = Call(self, slot, params, on_partial, keep)
@@ -538,11 +526,9 @@ class Provider:
                 child = self.child
                 if slot.deadline < self._timer_at:
                     self._timer_wake.notify()
-            text = ('{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}'
-                    % (slot.id, method_json, params_json))
-            self.transcript.record("out", "request", text, generation=gen,
-                                   msg={"jsonrpc": "2.0", "id": slot.id, "method": method,
-                                        "params": params}, id=slot.id)
+            self.transcript.record("out", "request", text, generation=gen, msg=msg, id=slot.id)
+            if self.monitor is not None:   # before the write: the reply may come at once
+                self.monitor.outbound(gen, msg)
             try:
                 self._write(child, (text + "\n").encode("utf-8"))
             except OSError as exc:
@@ -572,8 +558,7 @@ class Provider:
         if not self._wlock.acquire(True, self._write_lock_timeout()):
             if best_effort:
                 return
-            raise ProviderError("provider write: an earlier write is still blocked",
-                                kind="provider")
+            raise WriteFailed("an earlier write is still blocked")
         try:
             with self._lock:
                 s = self._session
@@ -589,12 +574,14 @@ class Provider:
             self.transcript.record("out", kind, text, generation=gen, msg=msg,
                                    id=msg.get("id") if isinstance(msg, dict) and kind == "request"
                                    and type(msg.get("id")) is int else None)
+            if self.monitor is not None:
+                self.monitor.outbound(gen, msg)
             try:
                 self._write(child, line)
             except OSError as exc:
                 self.transcript.event(f"write failed: {exc}", generation=gen)
                 if not best_effort:
-                    raise ProviderError(f"provider write: {exc}", kind="provider") from exc
+                    raise WriteFailed(str(exc)) from exc
         finally:
             self._wlock.release()
 
@@ -654,9 +641,11 @@ class Provider:
                         call.partials.append(items)
                 if s.completions:
                     finished += self._settle()
-            record("in", _ENTRY_KIND.get(kind, kind),
-                   frame.line if frame.text is None else frame.text, generation=n,
-                   msg=frame.msg, outcome=routed.outcome, id=frame.id, size=frame.size)
+            seq = record("in", _ENTRY_KIND.get(kind, kind),
+                         frame.line if frame.text is None else frame.text, generation=n,
+                         msg=frame.msg, outcome=routed.outcome, id=frame.id, size=frame.size)
+            if self.monitor is not None:
+                self.findings.extend(self.monitor.inbound(n, frame, seq))
             if call is not None and call._on_partial is not None:
                 try:
                     call._on_partial(items)
@@ -751,9 +740,7 @@ class Provider:
         if not done:
             return
         for slot in done:
-            if slot.state in (S.TIMEOUT, S.CLOSED_STATE) or (
-                    slot.error is not None and slot.error.origin == "host"
-                    and slot.error.message.startswith("provider write")):
+            if slot.state in (S.TIMEOUT, S.CLOSED_STATE) or isinstance(slot.error, WriteFailed):
                 self.transcript.event(f"{slot.method} #{slot.id} failed: {slot.error.message}",
                                       generation=slot.generation)
         self._wake(done)

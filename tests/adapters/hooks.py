@@ -32,8 +32,10 @@ class Variant(NamedTuple):
 
     @property
     def description(self) -> str:
-        """The first line of the hook set's docstring."""
-        return (self.hooks.__doc__ or "").strip().splitlines()[0]
+        """The first paragraph of the hook set's docstring, on one line: the
+        one place a variant's behaviour is described (tests/adapters/wording.py
+        copies it into MUTANTS.txt and the case docstrings)."""
+        return " ".join((self.hooks.__doc__ or "").strip().split("\n\n")[0].split())
 
 
 def registrar(table: dict):

@@ -16,7 +16,8 @@ Process rules: the child's stderr is the proxy's stderr; stdin EOF is passed
 on; the proxy exits with the child's status when the child's output ends; the
 child gets SIGKILL if the proxy dies (PR_SET_PDEATHSIG); and nothing but
 protocol lines reaches stdout (fd 1 is pointed at stderr at start, the
-protocol goes through a private duplicate).
+protocol goes through a private duplicate). On Linux the child is forked
+from the proxy after importing the reference, not exec'd (``_Forked``).
 
 Stdlib only, and kept small: an adapter process is started for every case
 group of every run of the mutant matrix.
@@ -125,6 +126,127 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
     except Exception:
         pass
+
+
+def _close_fds_above_2() -> None:
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass                          # the listing's own fd, already closed
+
+
+class _Forked:
+    """The reference as a forked child of the proxy: the part of Popen the proxy uses.
+
+    An exec'd child pays again for the interpreter, for compiling the
+    1,300-line script and for the stdlib modules the proxy has already
+    imported: about a third of every adapter spawn of the mutant matrix. So
+    the proxy imports the reference once and forks before any thread exists;
+    the child gets the pipes as fds 0 and 1, fd 2 (the proxy's stderr), no
+    other fd, SIGKILL when the proxy dies, and exits with main()'s status
+    after flushing, as ``python fs_provider.py`` would. Linux only (pidfd for
+    waits with a deadline); elsewhere start() returns None and the proxy
+    execs the reference as before.
+    """
+
+    def __init__(self, pid: int, stdin, stdout):
+        self.pid, self.stdin, self.stdout = pid, stdin, stdout
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+        self._pidfd = os.pidfd_open(pid)
+
+    @classmethod
+    def start(cls, args: list[str]) -> "_Forked | None":
+        if not (hasattr(os, "fork") and hasattr(os, "pidfd_open")) or threading.active_count() > 1:
+            return None
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("fs_provider", REFERENCE)
+        reference = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = reference    # dataclasses look their module up
+        spec.loader.exec_module(reference)    # byte-compiled once, then cached
+        to_child, from_host = os.pipe()
+        from_child, to_host = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            cls._run_child(reference, args, to_child, to_host)
+        os.close(to_child)
+        os.close(to_host)
+        try:
+            return cls(pid, os.fdopen(from_host, "wb"), os.fdopen(from_child, "rb"))
+        except OSError:                       # no pidfd on this kernel: undo, exec instead
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(from_host)
+            os.close(from_child)
+            return None
+
+    @staticmethod
+    def _run_child(reference, args: list[str], stdin_fd: int, stdout_fd: int) -> None:
+        code = 1
+        try:
+            _die_with_parent()
+            os.dup2(stdin_fd, 0)
+            os.dup2(stdout_fd, 1)
+            _close_fds_above_2()              # as close_fds: nothing of the proxy's leaks in
+            code = reference.main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(code if isinstance(code, int) else 1)
+
+    def _reap(self) -> None:
+        with self._lock:
+            if self.returncode is None:
+                _pid, status = os.waitpid(self.pid, 0)
+                self.returncode = os.waitstatus_to_exitcode(status)
+                os.close(self._pidfd)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            import select
+
+            if select.select([self._pidfd], [], [], 0)[0]:
+                self._reap()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        import select
+
+        if self.returncode is None:
+            try:
+                ready = select.select([self._pidfd], [], [], timeout)[0]
+            except (OSError, ValueError):     # the other pump reaped it meanwhile
+                ready = [True]
+            if not ready:
+                raise subprocess.TimeoutExpired(str(REFERENCE), timeout)
+            self._reap()
+        return self.returncode
+
+    def kill(self) -> None:
+        with self._lock:
+            if self.returncode is None:       # not reaped, so the pid is still ours
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 class Proxy:
@@ -264,6 +386,15 @@ class Proxy:
         code = self.child.wait()
         self._shutdown(code if code >= 0 else 128 - code)
 
+    def _exec_child(self) -> subprocess.Popen:
+        # the child gets the proxy's -S (the reference is stdlib-only; skipping
+        # site's .pth processing halves the start of every adapter spawn)
+        flags = ["-S"] if sys.flags.no_site else []
+        return subprocess.Popen(
+            [sys.executable, *flags, str(REFERENCE), *self.args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+            preexec_fn=_die_with_parent)
+
     def _shutdown(self, code: int) -> None:
         try:
             if self.child is not None and self.child.poll() is None:
@@ -291,13 +422,7 @@ class Proxy:
         # fd 1 now goes to stderr: a stray print can never corrupt the protocol.
         self._out = os.fdopen(os.dup(1), "wb", buffering=0)
         os.dup2(2, 1)
-        # the child gets the proxy's -S (the reference is stdlib-only; skipping
-        # site's .pth processing halves the start of every adapter spawn)
-        flags = ["-S"] if sys.flags.no_site else []
-        self.child = subprocess.Popen(
-            [sys.executable, *flags, str(REFERENCE), *self.args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-            preexec_fn=_die_with_parent)
+        self.child = _Forked.start(self.args) or self._exec_child()
         signal.signal(signal.SIGTERM, lambda *_: self._shutdown(143))
         self.hooks.start(self)
         pump = threading.Thread(target=self._pump, args=(self._child_to_host,),

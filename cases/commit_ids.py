@@ -1,0 +1,63 @@
+"""Commit ids in the backend's vocabulary (RULINGS "Content and revisions").
+
+The commit ids an adapter emits (repo/log, repo/blame, repo/refs,
+repo/commit) are judged by what they resolve to, never by comparing strings
+with git: a full 40-hex id, an abbreviated one, or a backend's own spelling
+all pass when the commit they name is the right one.
+
+``resolve`` names git's commit for an adapter's id: first the way a git
+backend's ids resolve (git itself resolves the spelling, abbreviated or not,
+to exactly one commit); otherwise through the adapter, which must accept its
+own ids back as a ``ref`` (PROTOCOL §3.7): the newest item of ``repo/log``
+at that ref is matched with git's commits by subject and author-date
+instant, which the fixture keeps unique.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cases.formats import instant
+from cases.gitfacts import git_log, git_text
+from fixture.catalog import VCS
+from wire import ProviderError
+from wire.messages import Log, ShapeError, structure
+
+_HEXISH = re.compile(r"[0-9a-fA-F]{4,64}")
+
+
+def git_commit_of(fx, sha: Any) -> str | None:
+    """git's full id of the commit ``sha`` spells (a full or abbreviated
+    hex id), or None when git does not resolve it to exactly one commit."""
+    if not isinstance(sha, str) or not _HEXISH.fullmatch(sha):
+        return None
+    try:
+        out = git_text(fx, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").strip()
+    except RuntimeError:   # unknown or ambiguous
+        return None
+    return out or None
+
+
+def resolve(adapter, fx, sha: Any) -> str | None:
+    """git's full id of the commit the adapter's id ``sha`` names, or None."""
+    found = git_commit_of(fx, sha)
+    if found is not None or not isinstance(sha, str) or not sha:
+        return found
+    params = {"repo": fx.repo(VCS), "path": None, "ref": sha, "limit": 1}
+    try:
+        items = structure(adapter.request("repo/log", params), Log).items
+    except (ProviderError, ShapeError):
+        return None
+    if not items:
+        return None
+    when = instant(items[0].date)
+    matches = [c.sha for c in git_log(fx, "--all")
+               if c.subject == items[0].subject and c.date == when]
+    return matches[0] if len(matches) == 1 else None
+
+
+def same_commits(adapter, fx, sent: list[Any], want: list[str]) -> bool:
+    """Whether the adapter's ids ``sent`` name git's commits ``want``, in order."""
+    return len(sent) == len(want) and all(resolve(adapter, fx, s) == w
+                                          for s, w in zip(sent, want))

@@ -1,0 +1,96 @@
+"""Fixture facts: what the bytes of the materialized copy say (the repos it
+serves, the files of a repo, the files and 1-based lines containing a term,
+FAULTS.json, ids that name no bytes). Expectations come from here, never
+from an adapter's output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from cases import settings
+from fixture.catalog import ALPHA, BETA, VCS, WIDE
+
+def served(fx) -> dict[str, str]:
+    """Repository id -> top-level directory name, for every repo the fixture serves."""
+    names = [ALPHA, BETA, WIDE] + ([VCS] if fx.vcs_built else [])
+    return {fx.repo(name): name for name in names}
+
+
+_blobs_cache: dict[tuple[str, str], frozenset] = {}
+
+
+def disk_blobs(fx, name: str) -> frozenset[str]:
+    """Paths of the files of a repo on disk (vcs: its worktree, .git excluded).
+    Remembered per copy: no case adds or removes files."""
+    key = (str(fx.path), name)
+    if key not in _blobs_cache:
+        _blobs_cache[key] = frozenset(p for p, kind in fx.walk(name).items() if kind == "blob")
+    return _blobs_cache[key]
+
+
+def read_or_none(fx, name: str, path: str) -> bytes | None:
+    try:
+        return fx.read(name, path)
+    except (OSError, ValueError):
+        return None
+
+
+def lines_with(data: bytes, term: str) -> list[int]:
+    """1-based numbers of the lines containing ``term`` (lines split on \\n only)."""
+    needle = term.encode("utf-8")
+    return [n for n, line in enumerate(data.split(b"\n"), 1) if needle in line]
+
+
+_containing_cache: dict[tuple[str, str], frozenset] = {}
+
+
+def files_containing(fx, term: str) -> frozenset[tuple[str, str]]:
+    """(repo id, path) of every text file of the fixture whose bytes contain ``term``.
+
+    Binary files (with a NUL byte) are left out: adapters may skip them. The
+    walk reads the files directly (thousands of them in wide): like fx.walk,
+    it leaves out a git repo's .git."""
+    key = (str(fx.path), term)
+    if key not in _containing_cache:
+        needle = term.encode("utf-8")
+        found = set()
+        for repo, name in served(fx).items():
+            top = os.path.join(fx.path, name)
+            for dirpath, dirnames, filenames in os.walk(top):
+                if dirpath == top:
+                    dirnames[:] = [d for d in dirnames if d != ".git"]
+                for filename in filenames:
+                    with open(os.path.join(dirpath, filename), "rb") as f:
+                        data = f.read()
+                    if needle in data and b"\0" not in data:
+                        rel = os.path.relpath(os.path.join(dirpath, filename), top)
+                        found.add((repo, rel.replace(os.sep, "/")))
+        _containing_cache[key] = frozenset(found)
+    return _containing_cache[key]
+
+
+URL_HOSTILE = " #?%+"
+
+
+def url_hostile(path: str) -> bool:
+    return any(ch in path for ch in URL_HOSTILE)
+
+
+def faults(fx) -> dict:
+    """FAULTS.json of the materialized copy (name -> {"kind", "retry_after_s"?})."""
+    try:
+        return json.loads((fx.path / "FAULTS.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def faults_disabled() -> bool:
+    """FORGE_NO_FAULTS set: the adapter under test has no fault repos."""
+    return settings.active().no_faults
+
+
+def unknown_blob_id() -> str:
+    """A 64-hex id of bytes that are nowhere in the fixture."""
+    return hashlib.sha256(b"forge-conformance: bytes that exist in no fixture file\n").hexdigest()

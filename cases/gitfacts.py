@@ -1,0 +1,132 @@
+"""Git facts: what git itself says about the vcs repo (paths and bytes at a
+ref, refs, log, blame coalesced into ranges, ids that name nothing), the
+expectations of the revision cases. Answers are remembered per fixture copy:
+the vcs repo never changes during a run."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from cases.formats import epoch_instant, instant
+
+_git_cache: dict[tuple, bytes] = {}
+
+
+def git_bytes(fx, *args: str) -> bytes:
+    """fx.git_bytes, remembered: the vcs repo never changes during a run, and
+    several cases ask git the same questions."""
+    key = (str(fx.path), *args)
+    if key not in _git_cache:
+        _git_cache[key] = fx.git_bytes(*args)
+    return _git_cache[key]
+
+
+def git_text(fx, *args: str) -> str:
+    return git_bytes(fx, *args).decode("utf-8", "replace")
+
+
+def git_paths(fx, ref: str) -> set[str] | None:
+    """Every path (files and directories) of the tree at ``ref``; None when git
+    cannot resolve ``ref``."""
+    try:
+        out = git_text(fx, "ls-tree", "-r", "-t", "--name-only", "-z", ref)
+    except RuntimeError:   # fx.git raises when git exits non-zero
+        return None
+    return {p for p in out.split("\0") if p}
+
+
+def git_show(fx, ref: str, path: str) -> bytes:
+    return git_bytes(fx, "show", f"{ref}:{path}")
+
+
+def unknown_commit_id(fx) -> str:
+    """A 40-hex id naming no object of the vcs repo."""
+    for n in range(100):
+        candidate = hashlib.sha1(f"forge-conformance: no such commit {n}".encode()).hexdigest()
+        try:
+            git_bytes(fx, "cat-file", "-e", candidate)
+        except RuntimeError:   # fx.git raises when git exits non-zero: no such object
+            return candidate
+    raise RuntimeError("could not find an unused commit id")
+
+
+UNKNOWN_REF = "forge-conformance-no-such-ref"
+
+
+def git_refs(fx, kind: str) -> dict[str, str]:
+    """Short name -> object id of every branch ("heads") or tag ("tags")."""
+    out = git_text(fx, "for-each-ref", "--format=%(refname:short)%00%(objectname)", f"refs/{kind}")
+    return dict(line.split("\0", 1) for line in out.splitlines() if "\0" in line)
+
+
+@dataclass(frozen=True)
+class GitCommit:
+    sha: str
+    subject: str
+    author: str
+    email: str
+    date: _dt.datetime
+
+
+def git_log(fx, ref: str, path: str | None = None) -> list[GitCommit]:
+    """git log of ``ref`` (newest first), narrowed to ``path`` when given."""
+    args = ["log", "--format=%H%x1f%s%x1f%an%x1f%ae%x1f%aI%x1e", ref]
+    if path is not None:
+        args += ["--", path]
+    out = []
+    for record in git_text(fx, *args).split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) == 5:
+            sha, subject, author, email, date = fields
+            out.append(GitCommit(sha, subject, author, email, instant(date)))
+    return out
+
+
+def author_matches(sent: Any, name: str, email: str) -> bool:
+    """The author as git knows it: the name, or 'name <email>'."""
+    return sent in (name, f"{name} <{email}>")
+
+
+@dataclass(frozen=True)
+class GitBlame:
+    """Lines start_line..end_line (1-based, inclusive) last changed by ``sha``,
+    as git blame says (named apart from wire.messages.BlameRange, the reply's shape)."""
+    start_line: int
+    end_line: int
+    sha: str
+    author: str
+    email: str
+    date: _dt.datetime
+
+
+def git_blame(fx, ref: str, path: str) -> list[GitBlame]:
+    """git blame of ``path`` at ``ref``, adjacent same-commit lines coalesced."""
+    out = git_text(fx, "blame", "--line-porcelain", ref, "--", path)
+    ranges: list[GitBlame] = []
+    info: dict[str, str] = {}
+    for line in out.split("\n"):
+        if not line:
+            continue
+        if line.startswith("\t"):
+            final = int(info["final"])
+            sha = info["sha"]
+            if ranges and ranges[-1].sha == sha and ranges[-1].end_line == final - 1:
+                ranges[-1] = dataclasses.replace(ranges[-1], end_line=final)
+            else:
+                ranges.append(GitBlame(final, final, sha, info.get("author", ""),
+                                       info.get("author-mail", "").strip("<>"),
+                                       epoch_instant(info.get("author-time", "0"))))
+            info = {}
+            continue
+        head = line.split(" ")
+        if not info and re.fullmatch(r"[0-9a-f]{40,64}", head[0]):
+            info = {"sha": head[0], "final": head[2]}
+        else:
+            key, _, value = line.partition(" ")
+            info[key] = value
+    return ranges

@@ -1,0 +1,305 @@
+"""Session state: the harness behind the pytest hooks.
+
+``Harness`` holds what one pytest session owns: the settings, the temp area,
+one materialized fixture (re-materialized when an adapter changed it),
+private copies for cases that write, every provider it opened (all closed at
+the end), the results for cases/report.py. ``GroupSlot`` is a group's
+adapter process, started on first use and replaced when a case leaves it
+dirty; ``CaseRun`` is what is known about the case running now.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cases import monitoring, registry, report
+from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
+from cases.fixture_view import FixtureView, snapshot
+from cases.providers import new_provider
+from cases.registry import Case
+from cases.settings import Settings, UsageError, activate, make_temp_area
+
+# How many frames of a process's transcript a failure shows when the process
+# exchanged nothing during the case.
+TRANSCRIPT_FRAMES = 12
+
+
+class CaseRun:
+    """What the harness knows about the case running now."""
+
+    def __init__(self, case_: Case):
+        self.case = case_
+        self.started = time.monotonic()
+        self.warnings: list[str] = []
+        self.attached: list[tuple[Any, int]] = []   # (provider, transcript mark)
+        self.outcome = "passed"
+        self.message = ""
+        self.longrepr = ""
+
+    def attach(self, provider) -> None:
+        if all(p is not provider for p, _ in self.attached):
+            provider.case_calls = []
+            self.attached.append((provider, provider.transcript.mark()))
+
+    def mark_of(self, provider) -> int:
+        return next((mark for p, mark in self.attached if p is provider), 0)
+
+    def provider_of(self, exc: BaseException):
+        """The process whose call failed with ``exc`` (None if not a call's error)."""
+        for p, _ in self.attached:
+            if any(c.error is exc for c in getattr(p, "case_calls", ())):
+                return p
+        if getattr(exc, "method", None) == "initialize" and self.attached:
+            return self.attached[-1][0]   # a start that failed: the process just attached
+        return None
+
+    def entries(self) -> list[tuple[str, list]]:
+        """Each process's transcript entries of this case; for a process that
+        exchanged nothing during the case (a handshake case judging the reply
+        of an earlier one), its last frames before the case instead."""
+        out = []
+        for p, mark in self.attached:
+            mine = p.transcript.since(mark)
+            if not mine and mark:
+                out.append((f"{p.label}, before this case",
+                            p.transcript.entries()[-TRANSCRIPT_FRAMES:]))
+            else:
+                out.append((p.label, mine))
+        return out
+
+
+class GroupSlot:
+    """The group's adapter process: started on first use, replaced when dirty."""
+
+    def __init__(self, harness: "Harness", group: str):
+        self.harness = harness
+        self.group = group
+        self.provider = None
+        self.failure: str | None = None
+
+    def get(self, run: CaseRun):
+        if self.failure:
+            raise GroupUnavailable(self.failure)
+        if self.provider is None:
+            h = self.harness
+            p = new_provider(h.settings, h.fx().path, h.temp, label="adapter")
+            h.providers.append(p)
+            run.attach(p)
+            try:
+                p.start()
+            except BaseException as exc:
+                if is_adapter_fault(exc):
+                    self.failure = (f"the group adapter could not be started in {run.case.id}: "
+                                    f"{describe_start(exc, run)}")
+                h.dispose(p, wait=True)
+                raise
+            self.provider = p
+        else:
+            run.attach(self.provider)
+        return self.provider
+
+    def retire(self, *, wait: bool = True) -> None:
+        p, self.provider = self.provider, None
+        if p is not None:
+            self.harness.dispose(p, wait=wait)
+
+
+class Harness:
+    """Session state: settings, temp area, fixture, providers, results."""
+
+    def __init__(self, config: pytest.Config):
+        opt = config.getoption
+        adapter = shlex.split(opt("forge_adapter")) if opt("forge_adapter") else None
+        try:
+            self.settings = Settings.from_env(adapter)
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        activate(self.settings)
+        self.config = config
+        self.temp = make_temp_area()
+        self.home = self.temp / "home"
+        self.home.mkdir()
+        self.select = [s for s in (opt("forge_select") or "").split(",") if s]
+        self.json_path = opt("forge_json")
+        self.junit_path = opt("forge_junit")
+        self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
+        self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
+        self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
+        from cases.known_failures import KnownFailuresError, Policy
+        try:
+            self.policy = Policy.load(opt("forge_known_failures"), opt("forge_strict"))
+        except KnownFailuresError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.settings.rerun_options = ["--strict"] if self.policy.strict else []
+        self.html_path = opt("forge_html")
+        self._fx: FixtureView | None = None
+        self._fx_snapshot: dict | None = None
+        self.owned: list = []                 # Materialized copies to remove at the end
+        self.providers: list = []             # open providers, closed at the end for sure
+        self._closing: list[threading.Thread] = []
+        self.current: CaseRun | None = None
+        self.results: dict[str, report.CaseResult] = {}
+        self.collected: list[str] = []
+        self.interrupted = False
+        self.notes: list[str] = []
+        self.report: dict | None = None
+        self.seen: list = []                  # the protocol monitor's findings, tagged
+        self.started = time.monotonic()
+
+    # --- fixture
+
+    def fx(self) -> FixtureView:
+        if self._fx is None:
+            if self.given_fixture is not None:
+                path = self.given_fixture
+                vcs = (path / "vcs" / ".git").exists()
+                from fixture import GIT_MISSING_REASON
+                self._fx = FixtureView(path, self.settings.org, vcs,
+                                       None if vcs else GIT_MISSING_REASON, self.home)
+            else:
+                self._fx = self._materialize()
+            self._fx_snapshot = snapshot(self._fx.path)
+        return self._fx
+
+    def _materialize(self) -> FixtureView:
+        import fixture
+        m = fixture.materialize(self.temp, root=self.settings.fixture_root)
+        self.owned.append(m)
+        return FixtureView(m.path, self.settings.org, m.vcs_built, m.vcs_skip_reason, self.home)
+
+    def mutable_copy(self) -> FixtureView:
+        """A private copy of the repos a writing case needs (alpha, beta and
+        FAULTS.json, taken from the session's verified copy): copying the
+        thousands of files of wide, or rebuilding vcs, would cost more than
+        the case itself."""
+        from fixture.catalog import ALPHA, BETA
+        src = self.fx().path
+        dst = Path(tempfile.mkdtemp(prefix="fixture-mutable-", dir=self.temp))
+        for name in (ALPHA, BETA):
+            shutil.copytree(src / name, dst / name)
+        shutil.copyfile(src / "FAULTS.json", dst / "FAULTS.json")
+        return FixtureView(dst, self.settings.org, False,
+                           "fx_mutable holds alpha, beta and FAULTS.json only", self.home)
+
+    def check_fixture(self, group: str) -> None:
+        """After a group: if an adapter changed the session's copy, hand the
+        next group a fresh one, and fail (the served data is read-only)."""
+        if self._fx is None or self._fx_snapshot is None:
+            return
+        now = snapshot(self._fx.path)
+        if now == self._fx_snapshot:
+            return
+        before, top = self._fx_snapshot, str(self._fx.path) + os.sep
+        changes = ([f"{p.removeprefix(top)} added" for p in sorted(set(now) - set(before))]
+                   + [f"{p.removeprefix(top)} removed" for p in sorted(set(before) - set(now))]
+                   + [f"{p.removeprefix(top)} changed" for p in sorted(set(now) & set(before))
+                      if now[p] != before[p] and not stat.S_ISDIR(now[p][2])])
+        shown = ", ".join(changes[:3]) + (f" (and {len(changes) - 3} more)"
+                                          if len(changes) > 3 else "")
+        text = (f"the adapter modified the fixture copy it serves during the {group} group: "
+                f"{shown}; the next group gets a fresh copy")
+        self.notes.append(text)
+        stale = [m for m in self.owned if Path(m.path) == self._fx.path]
+        fresh = self._materialize()
+        for m in stale:
+            m.cleanup()
+            self.owned.remove(m)
+        self._fx.path = fresh.path   # cases hold the same fx object
+        self._fx.vcs_built, self._fx.vcs_skip_reason = fresh.vcs_built, fresh.vcs_skip_reason
+        self._fx_snapshot = snapshot(fresh.path)
+        raise FixtureTampered(text)
+
+    def forget(self, provider) -> None:
+        """A closed provider: drop it (its transcript can be megabytes), keeping
+        what the protocol monitor found on its frames."""
+        self.harvest(provider, self.current.case.id if self.current is not None else None)
+        if provider in self.providers:
+            self.providers.remove(provider)
+
+    # --- the protocol monitor (cases/monitoring.py)
+
+    def harvest(self, provider, case_id: str | None) -> None:
+        """Keep the monitor's new findings on ``provider``, tagged with the case."""
+        self.seen += monitoring.harvest(provider, case_id)
+
+    def apply_monitor(self) -> None:
+        """Hand every finding of the run to the case that owns its rule: a
+        MUST fails the owner (whatever it found itself), a SHOULD warns."""
+        for p in list(self.providers):
+            self.harvest(p, None)
+        for cid, verdict in monitoring.verdicts(self.seen, set(self.results)).items():
+            result = self.results[cid]
+            result.warnings = list(result.warnings) + [
+                w for w in verdict.warnings if w not in result.warnings]
+            if verdict.failure is None:
+                continue
+            case_ = registry.by_id(cid)
+            text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
+                    f"rerun: {self.settings.rerun_command(cid)}")
+            if result.outcome == "failed":
+                result.details = f"{result.details}\n{text}" if result.details else text
+                continue
+            result.outcome, result.message, result.details = "failed", verdict.failure, text
+            self.notes.append(f"{cid} failed on the run's traffic after it ran "
+                              f"(protocol monitor): see its entry in the report")
+
+    def dispose(self, provider, *, wait: bool) -> None:
+        """Stop a provider's whole tree: now, or in the background so the next
+        case need not wait for it (``drain`` waits for those)."""
+        self.forget(provider)
+        if wait:
+            _close_quietly(provider)
+            return
+        t = threading.Thread(target=_close_quietly, args=(provider,),
+                             name="forge-close", daemon=True)
+        t.start()
+        self._closing.append(t)
+
+    def drain(self) -> None:
+        """Wait until every background close is over (the trees are gone)."""
+        while self._closing:
+            self._closing.pop().join()
+
+    # --- end of session
+
+    def close(self) -> None:
+        for p in self.providers:
+            _close_quietly(p)
+        self.providers.clear()
+        self.drain()
+        for m in self.owned:
+            m.cleanup()
+        self.owned.clear()
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+    def transcript_path(self, run: CaseRun) -> Path | None:
+        if self.transcripts_dir is not None:
+            self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+            folder = self.transcripts_dir
+        elif run.outcome == "failed":
+            if self.kept_dir is None:
+                self.kept_dir = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
+            folder = self.kept_dir
+        else:
+            return None
+        path = folder / f"{run.case.id}.jsonl"
+        report.write_transcript(path, run.entries())
+        return path
+
+
+def _close_quietly(provider) -> None:
+    try:
+        provider.close()
+    except Exception:   # closing is best effort; never mask the run's outcome
+        pass
+

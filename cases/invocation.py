@@ -1,0 +1,132 @@
+"""How this run of the suite was started, and so how to start it again.
+
+Three ways in: the checkout's ``run`` script, the ``forge-conformance``
+console script of an installed package, ``python -m forge_conformance``;
+plus plain pytest over cases/ (no launcher). ``command()`` gives the words
+that start the suite the same way from the user's current directory: every
+rerun line and the usage text use it. The version comes from pyproject.toml
+in a checkout and from the installed distribution's metadata otherwise.
+
+It also owns the first thing every entry point does (``quiet_interrupts``),
+so it imports only os and sys at the top: the less runs before the handler,
+the shorter the window in which Ctrl-C could still print a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DIST = "forge-conformance"
+# the checkout, or the installed package
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+RUN, CONSOLE, MODULE = "run", "console", "module"
+
+_launcher: str | None = None
+
+
+def set_launcher(kind: str | None) -> None:
+    global _launcher
+    _launcher = kind
+
+
+def launcher() -> str:
+    if _launcher is not None:
+        return _launcher
+    return RUN if os.path.isfile(os.path.join(ROOT_DIR, "run")) else CONSOLE
+
+
+def installed() -> bool:
+    """True when running from an installed package (no checkout around us)."""
+    return not os.path.isfile(os.path.join(ROOT_DIR, "pyproject.toml"))
+
+
+def _python() -> str:
+    """``python3`` when that is this interpreter, else its full path (a venv's)."""
+    import shlex
+    import shutil
+    found = shutil.which("python3")
+    try:
+        same = bool(found) and os.path.realpath(found) == os.path.realpath(sys.executable)
+        # A venv's python links to the base one: the same binary, not the same packages.
+        same = same and (sys.prefix == sys.base_prefix or os.path.dirname(os.path.abspath(found))
+                         == os.path.dirname(os.path.abspath(sys.executable)))
+    except OSError:
+        same = False
+    return "python3" if same else shlex.quote(sys.executable)
+
+
+def command() -> str:
+    import shlex
+    import shutil
+    from pathlib import Path
+    root = Path(ROOT_DIR)
+    kind = launcher()
+    if kind == MODULE:
+        return f"{_python()} -m forge_conformance"
+    if kind == CONSOLE:
+        script = sys.argv[0] if sys.argv and sys.argv[0] else DIST
+        found = shutil.which(DIST)
+        try:
+            same = found and os.path.realpath(found) == os.path.realpath(script)
+        except OSError:
+            same = False
+        return DIST if same or os.path.sep not in script else shlex.quote(script)
+    run = root / "run"
+    try:
+        shown = "run" if Path.cwd().resolve() == root else str(run)
+    except OSError:
+        shown = str(run)
+    return f"python3 {shlex.quote(shown)}"
+
+
+def quiet_interrupts() -> None:
+    """Until the CLI installs its own handlers (which stop the adapters and
+    write the report), Ctrl-C ends the process at once with exit 130 and one
+    line, never a traceback: nothing has started that needs stopping."""
+    import signal
+
+    def stop(signum, frame):
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        try:
+            os.write(2, b"forge-conformance: interrupted\n")
+        except OSError:
+            pass
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def version() -> str:
+    """The suite version (pyproject.toml in a checkout, package metadata installed)."""
+    import re
+    try:
+        with open(os.path.join(ROOT_DIR, "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        text = None
+    if text is not None:
+        m = re.search(r'(?m)^version\s*=\s*"([^"]+)"', text)
+        return m.group(1) if m else "unknown"
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+        return dist_version(DIST)
+    except (ImportError, PackageNotFoundError):
+        return "unknown"
+
+
+def console_main() -> int:
+    """The ``forge-conformance`` console script: Ctrl-C is quiet before anything loads."""
+    quiet_interrupts()
+    from cases.cli import main
+    return main(launcher=CONSOLE)
+
+
+def module_main() -> int:
+    """``python -m forge_conformance``."""
+    quiet_interrupts()
+    from cases.cli import main
+    return main(launcher=MODULE)

@@ -1,0 +1,177 @@
+"""The run-wide protocol monitor's verdicts: which case owns each frame rule.
+
+Every adapter process the suite starts carries a ``wire.monitor.Monitor``;
+each frame both ways is judged as it passes (``Provider.findings``). After
+each case the harness ``harvest``s what the case's processes produced,
+tagged with the case it was seen in; at the end of the session ``verdicts``
+hands every finding to the case that owns its rule (RULINGS "Attribution":
+"A rule the run-wide monitor checks on every frame is owned by one case;
+that case's verdict lists where in the run the violation was seen").
+
+Ordering never decides a verdict: an owner is judged on every frame of the
+run, whether its traffic came before or after the owner ran. With
+``--case X`` alone, X is judged on the traffic of the run, i.e. its own.
+A MUST finding fails its owner; a SHOULD finding is a warning on it.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from wire import monitor as m
+from wire.monitor import Finding
+
+# rule -> the case that owns it everywhere in the run
+RULE_OWNERS: dict[str, str] = {
+    m.STDOUT_UTF8: "FC-123",
+    m.STDOUT_JSON: "FC-123",
+    m.JSONRPC: "FC-124",
+    m.REPLY_MEMBERS: "FC-124",
+    m.REQUEST_TO_HOST: "FC-124",
+    m.REPLY_ID: "FC-120",
+    m.REPLY_UNKNOWN: "FC-120",
+    m.REPLY_TWICE: "FC-120",
+    m.PARTIAL_OPT_IN: "FC-046",
+    m.PARTIAL_AFTER_REPLY: "FC-041",
+    m.PARTIAL_ID: "FC-040",
+    m.PARTIAL_ITEMS: "FC-044",
+    m.BASE64: "FC-024",
+    m.ERROR_SHAPE: "FC-063",
+}
+
+# result-shape: the owner by method, refined by the member the problem is at
+SHAPE_OWNERS: dict[str, str] = {
+    "repo/tree": "FC-021",
+    "repo/blob": "FC-024",
+    "repo/blob_at": "FC-096",
+    "repo/refs": "FC-090",
+    "repo/log": "FC-094",
+    "repo/blame": "FC-098",
+    "repo/commit": "FC-100",
+    "search/repos": "FC-110",
+    "org/repos": "FC-111",
+    "repo/clone_url": "FC-113",
+    "repo/web_url": "FC-114",
+    "org/url": "FC-115",
+    "search/code": "FC-035",
+}
+# (method, member path prefix) -> owner, most specific first
+SHAPE_MEMBER_OWNERS: tuple[tuple[str, str, str], ...] = (
+    ("repo/tree", "truncated", "FC-022"),
+    ("search/code", "index", "FC-033"),
+    ("search/code", "truncated", "FC-070"),
+)
+SHAPE_ITEM_MEMBER_OWNERS: dict[tuple[str, str], str] = {
+    ("search/code", "line"): "FC-031",
+    ("search/code", "located"): "FC-032",
+    ("org/repos", "description"): "FC-112",
+    ("org/repos", "private"): "FC-112",
+    ("org/repos", "archived"): "FC-112",
+    ("org/repos", "pushed_at"): "FC-112",
+    ("org/repos", "name"): "FC-112",
+}
+# An id that is null (or 0, which the host never issues) answers something
+# that had no id: a notification (FC-054's rule), not a request's id echoed badly.
+NOTIFICATION_ANSWERED = "FC-054"
+SHOWN = 3
+
+
+@attrs.frozen
+class Seen:
+    """A finding and where in the run it was seen."""
+    finding: Finding
+    case_id: str | None      # the case running when the frame passed (None: between cases)
+    process: str             # the process's label ("adapter", "spawn#1", ...)
+
+    def where(self) -> str:
+        during = f"during {self.case_id}" if self.case_id else "between cases"
+        return f"{during}, {self.process}, {self.finding.where()}"
+
+
+def owner_of(finding: Finding) -> str | None:
+    """The case id that owns ``finding``'s rule (None: no case owns it)."""
+    rule = finding.rule
+    if rule == m.REPLY_ID and _null_id(finding):
+        return NOTIFICATION_ANSWERED
+    if rule != m.RESULT_SHAPE:
+        return RULE_OWNERS.get(rule)
+    method = finding.method or ""
+    path = _shape_path(finding.detail, method)
+    for meth, prefix, owner in SHAPE_MEMBER_OWNERS:
+        if meth == method and (path == prefix or path.startswith(prefix + ".")):
+            return owner
+    member = path.rsplit(".", 1)[-1] if "[" in path else ""
+    return SHAPE_ITEM_MEMBER_OWNERS.get((method, member), SHAPE_OWNERS.get(method))
+
+
+def _null_id(finding: Finding) -> bool:
+    import json
+    try:
+        msg = json.loads(finding.raw)
+    except ValueError:
+        return '"id":null' in finding.raw.replace(" ", "") or '"id":0' in finding.raw
+    return isinstance(msg, dict) and (msg.get("id") is None or msg.get("id") == 0)
+
+
+def _shape_path(detail: str, method: str) -> str:
+    """The member path of the first problem in a result-shape detail
+    (``repo/tree result: entries[3].sha: missing ...`` -> ``entries[3].sha``)."""
+    head = detail.removeprefix(f"{method} result: ")
+    return head.split(":", 1)[0].strip() if ":" in head else ""
+
+
+def harvest(provider, case_id: str | None) -> list[Seen]:
+    """The findings ``provider`` produced since the last harvest, tagged."""
+    taken = getattr(provider, "_findings_taken", 0)
+    found = provider.findings[taken:]
+    provider._findings_taken = taken + len(found)
+    return [Seen(f, case_id, getattr(provider, "label", "adapter")) for f in found]
+
+
+@attrs.frozen
+class Verdict:
+    """What the monitor says about one owner case."""
+    case_id: str
+    failure: str | None          # one sentence when a MUST was broken
+    warnings: tuple[str, ...]    # SHOULD findings
+
+
+def verdicts(seen: list[Seen], ran: set[str]) -> dict[str, Verdict]:
+    """One Verdict per owner case that ran and has findings."""
+    by_owner: dict[str, list[Seen]] = {}
+    for s in seen:
+        owner = owner_of(s.finding)
+        if owner is not None and owner in ran:
+            by_owner.setdefault(owner, []).append(s)
+    out = {}
+    for owner, items in by_owner.items():
+        musts = [s for s in items if s.finding.strength == "must"]
+        shoulds = [s for s in items if s.finding.strength != "must"]
+        failure = _sentence(musts) if musts else None
+        warnings = tuple(f"{s.finding.detail} ({s.where()})" for s in _distinct(shoulds)[:SHOWN])
+        out[owner] = Verdict(owner, failure, warnings)
+    return out
+
+
+def _distinct(items: list[Seen]) -> list[Seen]:
+    """One per (rule, detail, method): a defect repeated on every reply is
+    shown once, with the first place it was seen."""
+    keep, seen = [], set()
+    for s in items:
+        key = (s.finding.rule, s.finding.detail, s.finding.method)
+        if key not in seen:
+            seen.add(key)
+            keep.append(s)
+    return keep
+
+
+def _sentence(musts: list[Seen]) -> str:
+    shown = _distinct(musts)
+    parts = []
+    for s in shown[:SHOWN]:
+        raw = f": {s.finding.raw[:100]!r}" if s.finding.raw else ""
+        parts.append(f"{s.finding.detail} ({s.where()}){raw}")
+    more = len(musts) - min(len(shown), SHOWN)
+    tail = f"; {more} more frame(s) like these in the run" if more > 0 else ""
+    return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
+            + "; ".join(parts) + tail)

@@ -1,0 +1,171 @@
+"""The FC-052 network watch: a canary TCP listener on 127.0.0.1 and a psutil
+sampler of the inet sockets of the adapter tree being spawned."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+from typing import Any
+
+import psutil
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+class Canary:
+    """A 127.0.0.1 TCP listener that counts every connection it is offered.
+
+    Each connection is answered with an empty HTTP 200 so a client that does
+    reach out is not left hanging. ``connections()`` also counts a connection
+    still waiting in the accept queue, so a connect() that completed before
+    the question is asked is never missed. Use as a context manager."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self._sock.setblocking(False)
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._lock = threading.Lock()
+        self._count = 0
+        self._peers: list[str] = []
+        self._conns: list[socket.socket] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="fc052-canary", daemon=True)
+        self._thread.start()
+
+    def env(self) -> dict[str, str]:
+        """The variables that advertise the canary to an adapter."""
+        env = {"FORGE_CANARY_URL": self.url}
+        for name in PROXY_VARIABLES:
+            env[name] = env[name.lower()] = self.url
+        return env
+
+    def _serve(self) -> None:
+        while True:
+            ready, _, _ = select.select([self._sock, self._wake_r], [], [])
+            if self._wake_r in ready:
+                return
+            with self._lock:
+                try:
+                    conn, peer = self._sock.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    return
+                self._count += 1
+                self._peers.append(f"{peer[0]}:{peer[1]}")
+                self._conns.append(conn)
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _answer(conn: socket.socket) -> None:
+        try:
+            conn.settimeout(2.0)
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except OSError:
+            pass
+        finally:
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def connections(self) -> int:
+        """Connections accepted so far plus any still queued."""
+        with self._lock:
+            if self._closed:
+                return self._count
+            queued, _, _ = select.select([self._sock], [], [], 0)
+            return self._count + (1 if queued else 0)
+
+    def peers(self) -> list[str]:
+        with self._lock:
+            return list(self._peers)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+        self._thread.join(5)
+        for s in [self._sock, self._wake_r, self._wake_w, *self._conns]:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def __enter__(self) -> "Canary":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _socket_key(conn: Any) -> tuple:
+    return (tuple(conn.laddr or ()), tuple(conn.raddr or ()), conn.status)
+
+
+class SocketSampler:
+    """Samples, in a thread, the inet sockets of every process that descends from
+    this one and did not exist when the sampler started (the adapter tree being
+    spawned). Use as a context manager around the spawn and its initialize.
+
+    A freshly forked child holds copies of this process's sockets until it
+    execs (the canary's listener among them), so sockets this process itself
+    had when the sampler started are not counted against the child."""
+
+    def __init__(self, period_s: float = 0.002) -> None:
+        self.period_s = period_s
+        self.seen: list[str] = []
+        self.samples = 0
+        self._me = psutil.Process()
+        self._baseline = {p.pid for p in self._me.children(recursive=True)}
+        self._inherited = {_socket_key(c) for c in self._me.net_connections(kind="inet")}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fc052-sampler", daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            procs = self._me.children(recursive=True)
+        except psutil.Error:
+            return
+        for proc in procs:
+            if proc.pid in self._baseline:
+                continue
+            try:
+                conns = proc.net_connections(kind="inet")
+                name = proc.name()
+            except psutil.Error:
+                continue
+            for c in conns:
+                if _socket_key(c) in self._inherited:
+                    continue
+                raddr = f"{c.raddr.ip}:{c.raddr.port}" if c.raddr else "-"
+                text = f"pid {proc.pid} ({name}) {c.laddr.ip}:{c.laddr.port} -> {raddr} {c.status}"
+                if text not in self.seen:
+                    self.seen.append(text)
+        self.samples += 1
+
+    def _run(self) -> None:
+        while True:
+            self._sample()
+            if self._stop.wait(self.period_s):
+                return
+
+    def __enter__(self) -> "SocketSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._sample()   # one last look, after initialize returned

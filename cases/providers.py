@@ -1,0 +1,74 @@
+"""The provider factory: one adapter spawn as the cases drive it.
+
+``new_provider`` builds a CaseProvider (not started) with its own
+transcript, stderr file and private cache dir, initialized like a configured
+host unless a case asks otherwise. A CaseProvider remembers the calls of the
+running case, so the harness can see a timeout a case caught and replace a
+process that must not serve the next case.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from cases.settings import CACHE_BYTES, Settings
+from wire.messages import Capabilities, InitializeResult, structure
+from wire.monitor import Monitor
+from wire.transport import Provider
+
+
+class CaseProvider(Provider):
+    """A Provider that remembers the calls of the running case and exposes
+    the handshake."""
+
+    label = "adapter"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.case_calls: list = []
+
+    def call(self, method, params, **kw):
+        c = super().call(method, params, **kw)
+        self.case_calls.append(c)
+        return c
+
+    @property
+    def init_result(self) -> dict | None:
+        """Generation 1's initialize result as sent (FC-001..004 judge it raw)."""
+        return self.init_results[0] if self.init_results else None
+
+    @property
+    def caps(self) -> Capabilities:
+        """The effective capabilities, read like the host reads them."""
+        init = self.init_result
+        if not isinstance(init, dict):
+            return Capabilities()
+        return structure(init, InitializeResult).capabilities
+
+    def dirty(self) -> str | None:
+        """Why this process must not serve the next case, or None."""
+        if not self.alive:
+            return "the adapter is dead"
+        if self.in_flight:
+            return f"{self.in_flight} call(s) still in flight"
+        if any(c.outcome == "timeout" for c in self.case_calls):
+            return "a call timed out"
+        return None
+
+
+def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: str,
+                 env: dict | None = None, minimal_env: bool = False,
+                 init_params: dict | None = None) -> CaseProvider:
+    """One adapter spawn (not started) with its own transcript, stderr file and
+    private cache dir; init params default to a configured host's."""
+    cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=temp))
+    if init_params is None:
+        init_params = {"protocol": 1, "cache_bytes": CACHE_BYTES, "cache_dir": str(cache)}
+    stderr_dir = Path(tempfile.mkdtemp(prefix=f"stderr-{label}-", dir=temp))
+    p = CaseProvider(settings.argv_for(fixture_dir),
+                     env=settings.adapter_env(fixture_dir, minimal=minimal_env, extra=env),
+                     deadline_s=settings.deadline_s, init_params=init_params,
+                     stderr_dir=stderr_dir, monitor=Monitor())
+    p.label = label
+    return p

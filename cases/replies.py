@@ -1,0 +1,327 @@
+"""Requests the cases share, and their replies read through wire.messages.
+
+Every reply a case reads goes through the attrs models (``read``: the model
+as far as it could be read plus each shape problem once, with its member
+path). A case that owns a shape judges the problems it owns
+(``Reading.at`` / ``Reading.of``); every other case reads around them, and
+when the evidence it needs is missing because of another case's defect it
+skips naming that case (``need`` with ``owner``: RULINGS "Attribution").
+
+Also here: expected errors and their kinds, searches (one-shot and
+streamed) with their place in the transcript, and transcript views of
+partial frames and reply-like lines.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from cases.api import fail, fc_assert, listing, need, owner, show, skip, warn
+from cases.facts import disk_blobs
+from cases.formats import b64_loose
+from fixture.catalog import ALPHA
+from wire import ProviderError
+from wire.messages import Blob, Reading, SearchHit, SearchResult, Tree, TreeEntry, read
+
+HITS = tuple[SearchHit, ...]
+
+
+def read_reply(result: Any, cls: type, what: str, whose: str | None) -> Reading:
+    """``result`` read as ``cls``. A reply that is not an object fails the
+    running case when it owns the reply's shape (``whose`` None), and skips
+    any other case naming the owner."""
+    reading = read(result, cls)
+    if reading.model is None:
+        if whose is None:
+            fail(f"{what} must answer a JSON object", expected="a result object",
+                 got=show(result))
+        need(False, f"{what} answered {show(result, 60)}, not an object", whose)
+    return reading
+
+
+# ---------------------------------------------------------------- trees and blobs
+
+def by_path(tree: Tree) -> dict[str, TreeEntry]:
+    """Tree entries by path (the first entry listing a path wins)."""
+    out: dict[str, TreeEntry] = {}
+    for entry in tree.entries:
+        out.setdefault(entry.path, entry)
+    return out
+
+
+def path_types(tree: Tree) -> dict[str, Any]:
+    """path -> type of the listed entries (ids left out)."""
+    return {path: e.type for path, e in by_path(tree).items()}
+
+
+def blob_ids(tree: Tree, files: set[str]) -> dict[str, str]:
+    """path -> sha for the listed entries that are files on disk (their ``type``
+    is FC-021's business) and carry a string sha."""
+    return {path: e.sha for path, e in by_path(tree).items()
+            if path in files and isinstance(e.sha, str)}
+
+
+def tree_what(fx, name: str, ref: str | None = None) -> str:
+    return f"repo/tree of {fx.repo(name)}" + (f" at {ref}" if ref is not None else "")
+
+
+def tree(adapter, fx, name: str, ref: str | None = None, *, own: bool = False) -> Reading:
+    """repo/tree read as a Tree. One that is not an object fails the running
+    case when it ``own``s tree replies, else skips it (FC-020's; FC-091's at a ref)."""
+    result = adapter.request("repo/tree", {"repo": fx.repo(name), "ref": ref})
+    whose = None if own else owner("tree replies are" if ref is None else "trees at a ref are")
+    return read_reply(result, Tree, tree_what(fx, name, ref), whose)
+
+
+def listed_ids(adapter, fx, name: str, files: Iterable[str] | None = None, *,
+               ref: str | None = None, every: bool = False, listed: Tree | None = None
+               ) -> dict[str, str]:
+    """path -> sha of ``files`` (default: every file of the repo on disk) as
+    the tree (``listed``, or a fresh repo/tree) lists them.
+
+    The running case skips when the listing gives it nothing to compare: none
+    of the files (or, with ``every``, not all of them) listed with a string
+    sha; listing is FC-020's (FC-091's at a ref), shas are FC-021's."""
+    files = set(disk_blobs(fx, name) if files is None else files)
+    if listed is None:
+        listed = tree(adapter, fx, name, ref).model
+    ids = blob_ids(listed, files)
+    paths = set(by_path(listed)) & files
+    where = tree_what(fx, name, ref)
+    whose = owner("coverage is" if ref is None else "trees at a ref are")
+    shas = owner("entry shas are")
+    if every:
+        need(paths == files, f"{where} did not list {listing(files - paths)}", whose)
+        need(set(ids) == files, f"{where} listed {listing(files - set(ids))} without a string "
+             f"sha", shas)
+    else:
+        need(paths, f"{where} listed none of the {len(files)} files on disk", whose)
+        need(ids, f"{where} listed no file with a string sha", shas)
+    return ids
+
+
+def blob_bytes(adapter, fx, name: str, sha: str) -> bytes | None:
+    """repo/blob decoded leniently (None when bytes_b64 does not decode even
+    leniently). A reply that is not an object, or has no string bytes_b64,
+    skips the running case (blob replies are FC-024's)."""
+    what = f"repo/blob of {sha[:16]} in {fx.repo(name)}"
+    whose = owner("blob replies are")
+    blob = read_reply(adapter.request("repo/blob", {"repo": fx.repo(name), "sha": sha}),
+                      Blob, what, whose).model
+    need(isinstance(blob.bytes_b64, str), f"{what} carried no string bytes_b64", whose)
+    return b64_loose(blob.bytes_b64)
+
+
+def serves_like(provider, adapter, fx, when: str) -> None:
+    """``provider`` (a process started another way: without cache params, in a
+    minimal environment, after a kill) serves repo/tree of alpha: it lists
+    every path on disk that the group ``adapter`` lists. When the group
+    adapter lists none, nothing can be compared (coverage is FC-020's)."""
+    disk = set(fx.walk(ALPHA))
+    usual = set(by_path(tree(adapter, fx, ALPHA).model)) & disk
+    need(usual, f"{tree_what(fx, ALPHA)} listed none of the {len(disk)} paths on disk",
+         owner("coverage is"))
+    result = provider.request("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+    listed = read(result, Tree).model
+    missing = usual - (set(by_path(listed)) if listed is not None else set())
+    fc_assert(not missing, expected=f"the {len(usual)} paths the group adapter lists",
+              got=f"missing {listing(missing)}" if listed is not None else show(result, 60),
+              why=f"{when}, the adapter must serve {tree_what(fx, ALPHA)} as usual")
+
+
+# ---------------------------------------------------------------- errors
+
+def attempt(ask: Callable[..., Any], *args: Any, **kwargs: Any
+            ) -> tuple[Any, ProviderError | None]:
+    """(what ``ask(...)`` returned, None) or (None, the adapter's error reply):
+    the one place an adapter's error is told from a host-side failure
+    (timeout, closed output), which propagates for the plugin to report."""
+    try:
+        return ask(*args, **kwargs), None
+    except ProviderError as err:
+        if err.origin != "adapter":
+            raise
+        return None, err
+
+
+def try_request(adapter, method: str, params: Any, *, envelope: dict | None = None
+                ) -> tuple[Any, ProviderError | None]:
+    """(result, None) or (None, the adapter's error reply); see ``attempt``.
+    ``envelope``: extra top-level members of the request."""
+    return attempt(adapter.request, method, params, envelope=envelope)
+
+
+def expect_error(adapter, method: str, params: dict, *, what: str) -> ProviderError:
+    """Send a request that must fail; return the adapter's error. A result
+    fails the running case."""
+    result, err = try_request(adapter, method, params)
+    if err is None:
+        fail(f"{what} must answer an error", expected="an error reply",
+             got=f"a result {show(result)}")
+    return err
+
+
+def judge_kind(err: ProviderError, expected: str, *, what: str) -> None:
+    """A named kind: the wrong kind fails; an absent kind passes with a warning."""
+    raw = err.raw_kind
+    if raw is None:
+        warn(f"{what}: the error carries no data.kind ({expected!r} expected); "
+             f"message {err.message!r}")
+        return
+    fc_assert(raw == expected, expected=f"data.kind {expected!r}",
+              got=f"data.kind {show(raw)} (message {err.message!r})",
+              why=f"{what} must be reported with kind {expected}")
+
+
+# ---------------------------------------------------------------- searches
+
+def require_code_search(adapter) -> None:
+    """Skip the running case when the adapter declares code_search false (the
+    host then never sends content searches)."""
+    if not adapter.caps.code_search:
+        skip("needs content search and the adapter declares code_search false")
+
+
+def folded(hits: Iterable[SearchHit]) -> set[tuple[str, str]]:
+    """Hits folded by file identity (repo, path), like the host."""
+    return {(h.repo, h.path) for h in hits}
+
+
+@dataclass
+class Search:
+    """One finished search/code request, its reply read as a SearchResult,
+    its streamed batches read as hits, and where it sits in the transcript."""
+    adapter: Any
+    call: Any
+    reading: Reading | None
+    mark: int               # transcript seq just before the request
+    q: str = ""
+    partial: bool = False
+    _batches: list[Reading] | None = field(default=None, repr=False)
+
+    @property
+    def what(self) -> str:
+        return f"search/code {self.q!r}" + (" (streamed)" if self.partial else "")
+
+    @property
+    def result(self) -> SearchResult:
+        return self.reading.model
+
+    @property
+    def items(self) -> tuple[SearchHit, ...]:
+        """The reply's hits (those with a string repo and path)."""
+        return self.result.items
+
+    @property
+    def batches(self) -> list[Reading]:
+        """Each batch the client routed to this request, read as hits (a batch
+        whose items is not an array reads as none)."""
+        if self._batches is None:
+            self._batches = [read(b, HITS) if isinstance(b, list) else Reading(())
+                             for b in self.call.partials]
+        return self._batches
+
+    @property
+    def streamed(self) -> list[SearchHit]:
+        return [hit for batch in self.batches for hit in batch.model]
+
+    def need_hits(self) -> list[SearchHit]:
+        """The hits of a query the fixture matches (the streamed ones for a
+        streamed search); the running case skips when there are none."""
+        got = list(self.streamed if self.partial else self.items)
+        whose = owner("path: queries are" if self.q.startswith("path:") else
+                      "streamed hits are" if self.partial else "search recall is")
+        need(got, f"{self.what} returned no hit although the fixture matches it", whose)
+        return got
+
+    def need_partials(self) -> list:
+        """The $/partial frames between the request and its reply (whatever
+        their params.id); the running case skips when there are none."""
+        frames = partial_frames(self.window())
+        need(frames, f"{self.what} sent no $/partial although the fixture matches it",
+             owner("streamed hits are"))
+        return frames
+
+    def window(self) -> list:
+        """Inbound transcript entries from the request up to and including its reply."""
+        out = []
+        for entry in self.adapter.transcript.since(self.mark):
+            if entry.direction != "in":
+                continue
+            out.append(entry)
+            if entry.kind == "reply" and entry.id == self.call.id:
+                break
+        return out
+
+
+def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
+           inactivity_s: float | None = None, on_partial: Callable[..., Any] | None = None,
+           extra: dict | None = None, own: bool = False) -> Search:
+    """search/code, one-shot or streaming (``partial``), with ``extra`` params
+    members if given; raises ProviderError. A reply that is not an object
+    fails the running case when it ``own``s that reply, else skips it
+    (path: queries are FC-034's, streamed replies FC-042's, others FC-070's)."""
+    params: dict = {"q": q, "limit": limit, **(extra or {})}
+    if partial:
+        params["partial"] = True
+    mark = adapter.transcript.mark()
+    kwargs: dict = {}
+    if inactivity_s is not None:
+        kwargs["inactivity_s"] = inactivity_s
+    if on_partial is not None:
+        kwargs["on_partial"] = on_partial
+    call = adapter.call("search/code", params, **kwargs)
+    result = call.result()
+    found = Search(adapter, call, None, mark, q, partial)
+    whose = None if own else owner("path: queries are" if q.startswith("path:") else
+                                   "streamed replies are" if partial else
+                                   "one-shot search replies are")
+    found.reading = read_reply(result, SearchResult, found.what, whose)
+    return found
+
+
+def wait_first_partial_or_end(call: Any, event: threading.Event, timeout: float) -> None:
+    """Block until ``event`` (set by on_partial) fires or the call ends, at most ``timeout``."""
+    done = threading.Thread(target=lambda: (call.wait(), event.set()), daemon=True)
+    done.start()
+    event.wait(timeout)
+
+
+# ---------------------------------------------------------------- transcript views
+
+def partial_frames(entries_: Iterable[Any]) -> list[Any]:
+    """Inbound $/partial frames, whatever their params.id (usable or not)."""
+    out = []
+    for e in entries_:
+        if e.direction != "in":
+            continue
+        if e.kind == "partial" or (isinstance(e.msg, dict) and e.msg.get("method") == "$/partial"
+                                   and "id" not in e.msg):
+            out.append(e)
+    return out
+
+
+def partial_id(entry: Any) -> Any:
+    """params.id of a partial frame as sent (the entry's id when the frame was cut)."""
+    if isinstance(entry.msg, dict):
+        params = entry.msg.get("params")
+        return params.get("id") if isinstance(params, dict) else None
+    return entry.id
+
+
+def frame_items(entry: Any) -> list:
+    """params.items of a parsed $/partial frame ([] when absent or malformed)."""
+    params = entry.msg.get("params") if isinstance(entry.msg, dict) else None
+    items = params.get("items") if isinstance(params, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def reply_like(entry: Any) -> bool:
+    """An inbound line that looks like a reply: an id member, or result/error."""
+    if entry.direction != "in":
+        return False
+    if isinstance(entry.msg, dict):
+        return any(k in entry.msg for k in ("id", "result", "error"))
+    return entry.kind == "reply" or entry.outcome == "invalid_id"

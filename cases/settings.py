@@ -1,0 +1,180 @@
+"""The run's settings: the adapter command and the knobs, read from the
+environment once and strictly.
+
+``Settings.from_env`` reads FORGE_PROVIDER / PROVIDER (or the argv after
+``--``), FORGE_ORG, FORGE_DEADLINE_S, FORGE_INACTIVITY_S, FORGE_NO_APPEND,
+FORGE_NO_FAULTS and FORGE_FIXTURE_ROOT, and raises UsageError for a bad one.
+The harness installs the session's Settings with ``activate``; case modules
+read the knobs as ``DEADLINE_S``, ``INACTIVITY_S`` and ``NO_FAULTS`` (module
+attributes resolved from the active Settings, so there is no second parse).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_ADAPTER = REPO_ROOT / "vendor" / "fs_provider.py"
+
+# What a configured host sends (the cases' group adapters): PROTOCOL §2.2.
+CACHE_BYTES = 268435456
+# The named window for rules about absence (FC-041, FC-054): the only wait
+# that is not an event (RULINGS "Timing").
+SILENCE_S = 0.5
+PLACEHOLDER = "{fixture}"
+KNOBS = ("FORGE_ORG", "FORGE_DEADLINE_S", "FORGE_INACTIVITY_S", "FORGE_NO_APPEND",
+         "FORGE_NO_FAULTS", "FORGE_FIXTURE_ROOT")
+
+
+class UsageError(Exception):
+    """A knob or option that makes the run impossible; one line for the user."""
+
+
+def _seconds(environ, name: str, default: float) -> float:
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{name} must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _flag(environ, name: str) -> bool:
+    return environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+class Settings:
+    """The adapter command and the knobs, read from the environment once."""
+
+    def __init__(self, adapter: list[str] | None, environ=None):
+        env = os.environ if environ is None else environ
+        self.reference = not adapter
+        self.adapter = list(adapter) if adapter else [sys.executable, str(REFERENCE_ADAPTER)]
+        self.org = env.get("FORGE_ORG", "").strip() or "local"
+        self.deadline_s = _seconds(env, "FORGE_DEADLINE_S", 30.0)
+        self.inactivity_s = _seconds(env, "FORGE_INACTIVITY_S", 2.0)
+        self.no_append = _flag(env, "FORGE_NO_APPEND")
+        self.no_faults = _flag(env, "FORGE_NO_FAULTS")
+        self.fixture_root = Path(env["FORGE_FIXTURE_ROOT"]) if env.get("FORGE_FIXTURE_ROOT") \
+            else None   # tests only: a copy of fixture/ to verify and copy instead
+        self._environ = env
+        self.rerun_options: list[str] = []   # run options a rerun must repeat (--strict)
+
+    @classmethod
+    def from_env(cls, adapter: list[str] | None = None, environ=None) -> "Settings":
+        """``adapter`` (argv after ``--``) wins; else FORGE_PROVIDER, else PROVIDER,
+        else the reference adapter. Raises UsageError for a bad knob."""
+        env = os.environ if environ is None else environ
+        if not adapter:
+            for name in ("FORGE_PROVIDER", "PROVIDER"):
+                text = env.get(name, "").strip()
+                if text:
+                    try:
+                        adapter = shlex.split(text)
+                    except ValueError as exc:
+                        raise UsageError(f"{name} is not a valid command line ({exc}): {text!r}")
+                    break
+        return cls(adapter, env)
+
+    def argv_for(self, fixture_dir: Path) -> list[str]:
+        """The adapter argv for one spawn: the placeholder substituted, or the
+        fixture dir appended unless FORGE_NO_APPEND."""
+        used = any(PLACEHOLDER in a for a in self.adapter)
+        argv = [a.replace(PLACEHOLDER, str(fixture_dir)) for a in self.adapter]
+        if not used and not self.no_append:
+            argv.append(str(fixture_dir))
+        return argv
+
+    def adapter_env(self, fixture_dir: Path, *, minimal: bool = False,
+                    extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The adapter's environment: credentials scrubbed, the contract
+        variables always set, ``extra`` on top."""
+        from wire.process import scrub_env
+        if minimal:
+            base = {k: self._environ[k] for k in ("PATH", "HOME", "LANG") if k in self._environ}
+        else:
+            base = dict(self._environ)
+        base.update({"FORGE_FIXTURE_DIR": str(fixture_dir), "FORGE_ORG": self.org})
+        if extra:
+            base.update(extra)
+        return scrub_env(base)
+
+    def knob_prefix(self) -> str:
+        """The non-default knobs as ``NAME=value`` words for a rerun command."""
+        words = []
+        for name in KNOBS:
+            value = self._environ.get(name, "").strip()
+            if value:
+                words.append(f"{name}={shlex.quote(value)}")
+        return " ".join(words)
+
+    def rerun_command(self, case_id: str | None = None) -> str:
+        """The exact command that reruns ``case_id`` (or everything) against this adapter."""
+        from cases import invocation
+        parts = [self.knob_prefix(), invocation.command(), *self.rerun_options]
+        if case_id:
+            parts.append(f"--case {case_id}")
+        if not self.reference:
+            parts.append("-- " + shlex.join(self.adapter))
+        return " ".join(p for p in parts if p)
+
+
+_ACTIVE: Settings | None = None
+
+
+def activate(settings: Settings | None) -> None:
+    """Make ``settings`` the ones the case modules see (the harness does this)."""
+    global _ACTIVE
+    _ACTIVE = settings
+
+
+def active() -> Settings:
+    """The session's Settings; outside a session, the environment's (read once)."""
+    global _ACTIVE
+    if _ACTIVE is None:
+        _ACTIVE = Settings.from_env()
+    return _ACTIVE
+
+
+_KNOB_ATTRS = {"DEADLINE_S": "deadline_s", "INACTIVITY_S": "inactivity_s",
+               "NO_FAULTS": "no_faults"}
+
+
+def __getattr__(name: str):
+    # `from cases.settings import DEADLINE_S` in a case module: the active value
+    if name in _KNOB_ATTRS:
+        return getattr(active(), _KNOB_ATTRS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------ temp area
+
+def _temp_parent() -> str | None:
+    """Where the session's temp area goes: FORGE_TMPDIR, else a RAM-backed
+    /dev/shm when it has room (materializing thousands of small files on a
+    disk-backed /tmp costs seconds), else the platform default."""
+    chosen = os.environ.get("FORGE_TMPDIR")
+    if chosen:
+        return chosen
+    shm = "/dev/shm"
+    try:
+        if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) \
+                and shutil.disk_usage(shm).free > 512 * 2**20:
+            return shm
+    except OSError:
+        pass
+    return None
+
+
+def make_temp_area(prefix: str = "forge-run-") -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_temp_parent()))

@@ -1,0 +1,419 @@
+"""Deep controls: legal adapters, each a variation a real backend produces, the suite must pass.
+
+``DEEP_CONTROLS`` maps a switch to its Variant (``warns``: cases that may or
+must carry a warning, never a failure). Each hook class has ``legal``: the
+PROTOCOL.md / RULINGS.md text that makes the variation legal. They are not
+in CONTROLS (tests/test_controls.py) because today's suite fails several of
+them; ``python3 tests/deep_verdicts.py`` reports where.
+
+Run one: ``python3 tests/mutant_deep.py <switch> <fixture-dir>``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import http.server
+import itertools
+import re
+import socket
+import subprocess
+import threading
+import urllib.request
+
+from tests.adapters.hooks import Variant, is_git, registrar, repo_name
+from tests.adapters.proxy import Hooks, error_data, result_of
+
+DEEP_CONTROLS: dict[str, Variant] = {}
+_register = registrar(DEEP_CONTROLS)
+
+
+def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
+    def add(cls):
+        cls.legal = legal
+        return _register(switch, warns=warns)(cls)
+    return add
+
+
+# ---------------------------------------------------------------- unknown members that change
+
+@control("changing-unknown-members",
+         'RULINGS "Never compare whole objects": an unknown member, with any value that may change '
+         'from call to call, never fails anything; §7.2 reader tolerance (MUST ignore unknown members)')
+class ChangingUnknownMembers(Hooks):
+    """Every result, item, entry, error, error.data and partial carries x_nonce, a new value on every message.
+
+    initialize carries x_started_at (the generation's start) and an unknown
+    capability whose value changes too.
+    """
+
+    def __init__(self):
+        self.counter = itertools.count(1)
+
+    def _mark(self, value):
+        if isinstance(value, dict):
+            for inner in value.values():
+                self._mark(inner)
+            value["x_nonce"] = next(self.counter)
+        elif isinstance(value, list):
+            for inner in value:
+                self._mark(inner)
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if result is not None:
+            caps = result.get("capabilities") if req is not None and req.method == "initialize" else None
+            self._mark(result)
+            if isinstance(caps, dict):
+                caps.pop("x_nonce", None)
+                caps["x_rollout"] = next(self.counter)
+                result["x_started_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+        elif isinstance(msg.get("error"), dict):
+            msg["error"]["x_nonce"] = next(self.counter)
+            data = error_data(msg)
+            if data is not None:
+                data["x_nonce"] = next(self.counter)
+        return msg
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if isinstance(params, dict):
+            self._mark(params.get("items"))
+            params["x_nonce"] = next(self.counter)
+        return msg
+
+
+# ---------------------------------------------------------------- bounded compute
+
+@control("backend-page-100",
+         'RULINGS "Bounded compute": a search that stops at a backend page larger than limit with '
+         'truncated: true passes (a warning when it returned many times limit)', warns=())
+class BackendPage100(Hooks):
+    """search/code works in backend pages of 100: a limit under 100 still returns the first page, truncated true when more exist."""
+
+    PAGE = 100
+
+    def request(self, proxy, req, msg):
+        limit = req.params.get("limit")
+        if req.method == "search/code" and type(limit) is int and limit < self.PAGE:
+            req.params["limit"] = self.PAGE
+        return msg
+
+
+# ---------------------------------------------------------------- commit ids and authors
+
+HEX40 = re.compile(r"[0-9a-f]{40}")
+
+
+def shorten(value):
+    return value[:12] if isinstance(value, str) and HEX40.fullmatch(value) else value
+
+
+@control("abbreviated-commit-ids",
+         'RULINGS "Commit ids are in the backend\'s vocabulary: any string that is accepted back as a '
+         'ref ... and resolves to the right commit passes, abbreviated or not"; §3.12 reply sha stays full')
+class AbbreviatedCommitIds(Hooks):
+    """Commit ids in repo/refs, repo/log, repo/blame and repo/commit's parents are 12-hex abbreviations (accepted back as refs)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if req.method == "repo/refs":
+            for key in ("branches", "tags"):
+                for ref in result.get(key) or []:
+                    if isinstance(ref, dict):
+                        ref["sha"] = shorten(ref.get("sha"))
+        elif req.method in ("repo/log", "repo/blame"):
+            for row in result.get("items" if req.method == "repo/log" else "ranges") or []:
+                if isinstance(row, dict):
+                    row["sha"] = shorten(row.get("sha"))
+        elif req.method == "repo/commit" and isinstance(result.get("parents"), list):
+            result["parents"] = [shorten(p) for p in result["parents"]]
+        return msg
+
+
+@control("login-authors",
+         'RULINGS: "Author strings are the backend\'s: repo/log\'s author is a required string, not '
+         'necessarily git\'s author name"; §3.8 blame author matching is a SHOULD', warns=("FC-098",))
+class LoginAuthors(Hooks):
+    """Authors in repo/log, repo/blame and repo/commit are the backend's login ("ada.marsh"), not git's name."""
+
+    @staticmethod
+    def login(name):
+        return ".".join(name.lower().split()) if isinstance(name, str) else name
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
+                "repo/commit": [result]}.get(req.method) or []
+        for row in rows:
+            if isinstance(row, dict) and "author" in row:
+                row["author"] = self.login(row["author"])
+        return msg
+
+
+@control("annotated-tag-object",
+         'RULINGS: "An annotated tag\'s sha in repo/refs may be the tag object\'s id or the tagged '
+         'commit\'s id; either must resolve, as a ref, to that commit"')
+class AnnotatedTagObject(Hooks):
+    """repo/refs reports an annotated tag's own object id (the reference reports the tagged commit)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/refs" or result is None:
+            return msg
+        run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(req.params.get("repo"))),
+                              "for-each-ref", "--format=%(refname:short)%00%(objectname)", "refs/tags"],
+                             capture_output=True, text=True)
+        objects = dict(line.split("\0", 1) for line in run.stdout.splitlines() if "\0" in line)
+        for tag in result.get("tags") or []:
+            if isinstance(tag, dict) and tag.get("name") in objects:
+                tag["sha"] = objects[tag["name"]]
+        return msg
+
+
+# ---------------------------------------------------------------- dates
+
+class DateRewrite(Hooks):
+    """Rewrite every date of repo/log, repo/blame and repo/commit through ``spell(datetime)``."""
+
+    def spell(self, when: _dt.datetime) -> str:
+        return when.isoformat()
+
+    def _one(self, row):
+        if isinstance(row, dict) and isinstance(row.get("date"), str):
+            try:
+                when = _dt.datetime.fromisoformat(row["date"].replace("Z", "+00:00"))
+            except ValueError:
+                return
+            row["date"] = self.spell(when)
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
+                "repo/commit": [result]}.get(req.method) or []
+        for row in rows:
+            self._one(row)
+        return msg
+
+
+@control("dates-utc",
+         'RULINGS "Dates are ISO-8601; compare instants, never strings (Z and +00:00 are both fine; '
+         'any offset is fine)"')
+class DatesUtc(DateRewrite):
+    """Dates in UTC: log and commit dates end in "Z", blame dates in "+00:00"."""
+
+    def reply(self, proxy, req, msg):
+        self.z = req is None or req.method != "repo/blame"
+        return super().reply(proxy, req, msg)
+
+    def spell(self, when):
+        text = when.astimezone(_dt.timezone.utc).isoformat()
+        return text.replace("+00:00", "Z") if self.z else text
+
+
+@control("dates-basic-format",
+         'RULINGS "The extended format passes; the basic format (20260302T093000Z) passes with a '
+         'warning"', warns=("FC-094",))
+class DatesBasicFormat(DateRewrite):
+    """Dates in ISO-8601 basic format (20260302T093000Z)."""
+
+    def spell(self, when):
+        return when.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+# ---------------------------------------------------------------- optional members absent
+
+@control("optional-members-absent",
+         'PROTOCOL §3.0 "a receiver MUST accept every member marked optional being absent"; RULINGS '
+         '"A case never fails an adapter for omitting an optional field"')
+class OptionalMembersAbsent(Hooks):
+    """Optional members are left out: tree size and truncated false, hit line/branch/sha/located, refs default false, commit parents, log truncated false, name."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if result.get("truncated") is False:
+            result.pop("truncated")
+        if req.method == "initialize":
+            result.pop("name", None)
+        elif req.method == "repo/tree":
+            for entry in result.get("entries") or []:
+                if isinstance(entry, dict):
+                    entry.pop("size", None)
+        elif req.method == "search/code":
+            self._hits(result.get("items"))
+        elif req.method == "repo/refs":
+            for branch in result.get("branches") or []:
+                if isinstance(branch, dict) and branch.get("default") is False:
+                    branch.pop("default")
+        elif req.method == "repo/commit":
+            result.pop("parents", None)
+        return msg
+
+    def partial(self, proxy, req, msg):
+        self._hits((msg.get("params") or {}).get("items"))
+        return msg
+
+    @staticmethod
+    def _hits(items):
+        for hit in items or []:
+            if isinstance(hit, dict):
+                for key in ("line", "branch", "sha", "located"):
+                    hit.pop(key, None)
+
+
+@control("tree-branch-absent",
+         'PROTOCOL §3.3 branch: default "main"; "SHOULD branch echoes the served revision" (SHOULD '
+         'warns, RULINGS "Strength")', warns=("FC-091",))
+class TreeBranchAbsent(Hooks):
+    """repo/tree leaves out branch (optional; the host assumes "main")."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/tree" and result is not None:
+            result.pop("branch", None)
+        return msg
+
+
+@control("error-data-extras",
+         'RULINGS "Unknown keys anywhere (results, items, errors, capabilities) are ignored, whatever '
+         'their value type"')
+class ErrorDataExtras(Hooks):
+    """Errors carry extra members in data (http_status, request_id, the backend's body) and beside it."""
+
+    def __init__(self):
+        self.counter = itertools.count(1)
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if isinstance(err, dict):
+            n = next(self.counter)
+            err.setdefault("data", {})
+            if isinstance(err["data"], dict):
+                err["data"].update({"http_status": 404 + n % 100, "request_id": f"req-{n:06d}",
+                                    "backend": {"message": err.get("message"), "errors": [n, None]}})
+            err["x_trace"] = [n]
+        return msg
+
+
+# ---------------------------------------------------------------- network after initialize
+
+class TestDouble(Hooks):
+    """A loopback HTTP test double started in the adapter's process at start
+    (a LISTEN socket during initialize), used on the first repo/tree only,
+    after initialize. ``fetch(url)`` is how the adapter reaches it; when the
+    fetch fails, repo/tree answers kind network (what a real adapter does)."""
+
+    def start(self, proxy):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):   # noqa: N802 (http.server's spelling)
+                body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4/projects"
+
+    fetched = False
+
+    def fetch(self, url: str) -> None:
+        raise NotImplementedError
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/tree" and not self.fetched:
+            self.fetched = True
+            try:
+                self.fetch(self.url)
+            except OSError as exc:
+                proxy.log(f"test double unreachable: {exc}")
+                proxy.error(req, f"backend unreachable: {exc}", kind="network")
+                return None
+        return msg
+
+
+@control("loopback-test-double",
+         'RULINGS: FC-052 "counts connections opened by the adapter\'s process tree during initialize '
+         '..., not listening sockets"; the test double is contacted only after initialize')
+class LoopbackTestDouble(TestDouble):
+    """The wrapper's loopback test double listens from the start; the adapter connects to it directly on its first repo/tree."""
+
+    def fetch(self, url):
+        host, port = self.server.server_address[:2]
+        with socket.create_connection((host, port), timeout=5) as conn:
+            conn.sendall(b"GET /api/v4/projects HTTP/1.0\r\nHost: test-double\r\n\r\n")
+            if not conn.recv(64).startswith(b"HTTP/1."):
+                raise OSError("the test double did not answer HTTP")
+
+
+@control("proxy-honouring-client",
+         'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
+         'initialize"; §7.1 the child inherits the host\'s environment')
+class ProxyHonouringClient(TestDouble):
+    """An HTTP client honouring HTTP(S)_PROXY (urllib's default) GETs the loopback test double on its first repo/tree."""
+
+    def fetch(self, url):
+        urllib.request.urlopen(url, timeout=5).read()
+
+
+# ---------------------------------------------------------------- concurrency
+
+@control("sequential", 'PROTOCOL §7.4: "MAY A strictly sequential adapter is also conforming"')
+class Sequential(Hooks):
+    """One request at a time: a request waits until the previous reply is out (cancels pass at once)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.busy: int | None = None
+        self.queue: list[dict] = []
+
+    def request(self, proxy, req, msg):
+        with self.lock:
+            if self.busy is not None:
+                self.queue.append(msg)
+                return None
+            self.busy = req.id
+        return msg
+
+    def reply(self, proxy, req, msg):
+        rid = msg.get("id")
+        with self.lock:
+            if rid != self.busy:
+                return msg
+            nxt = self.queue.pop(0) if self.queue else None
+            self.busy = nxt.get("id") if nxt is not None else None
+        if nxt is not None:
+            proxy.send_host(msg)     # the reply first, then the child gets the next request
+            proxy.send_child(nxt)
+            return None
+        return msg
+
+
+@control("proxy-client-late-double",
+         'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
+         'initialize"; nothing listens or connects during initialize')
+class ProxyClientLateDouble(ProxyHonouringClient):
+    """Like proxy-honouring-client, but the test double starts only at the first repo/tree (nothing listens during initialize).
+
+    Separates FC-052's two false positives: this one meets only the proxy
+    variables pointing at a canary that is gone after initialize.
+    """
+
+    def start(self, proxy):
+        self.fetched = False
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/tree" and not self.fetched:
+            TestDouble.start(self, proxy)
+        return super().request(proxy, req, msg)

@@ -1,0 +1,1610 @@
+"""Deep mutants: one real protocol violation each, hidden where the cases do not look first.
+
+The mutant matrix (mutants.py) proves each case fails on the path it samples
+first. ``DEEP`` holds the adversary's mutants: each breaks ONE MUST of
+PROTOCOL.md on another path (another repository, ref, batch, method,
+generation, process start or moment), the way independent adapters were
+seen to break the suite (issue 10). Each Variant's ``expected`` is exactly
+the case that owns the broken rule per RULINGS.md and the registry; the hook
+class carries ``rule`` (the section and the MUST it breaks) and its docstring
+says where the defect hides (``Hides on:``).
+
+Two owner markers stand for rules no registry case owns yet:
+
+- ``PENDING`` (FC-12x): frame-level MUSTs (stdout hygiene, the envelope, ids,
+  opt-in of partials) that the transport case being written will own;
+- ``UNOWNED``: method rules no case covers at all (org/repos, clone_url) or
+  whose owner RULINGS does not name (commit ids from repo/log accepted back
+  as a ref).
+
+They are NOT in MUTANTS: the matrix must stay green until the cases are
+fixed. Run one with ``python3 tests/mutant_deep.py <switch> <fixture-dir>``;
+``python3 tests/deep_verdicts.py`` runs the suite against all of them and
+prints the verdict table.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
+from tests.adapters.hooks import (
+    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
+    Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
+from tests.adapters.mutants import FAULTS, UnknownParamsError
+from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
+
+DEEP: dict[str, Variant] = {}
+_register = registrar(DEEP)
+
+PENDING = "FC-12x"      # the transport case another helper is writing
+UNOWNED = "unowned"     # no case covers the rule, or RULINGS names no owner
+
+MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
+BRANCH_REFS = (None, MAIN, FEATURE)   # the refs the revision cases sample first
+
+
+def deep(switch: str, owner: str, rule: str):
+    """Register a deep mutant: ``owner`` is the one case id it must fail,
+    ``rule`` the PROTOCOL.md section and MUST it breaks."""
+    def add(cls):
+        cls.rule, cls.owner = rule, owner
+        return _register(switch, owner)(cls)
+    return add
+
+
+def hides_on(variant: Variant) -> str:
+    """The docstring's "Hides on:" sentence (where the cases do not look)."""
+    doc = " ".join((variant.hooks.__doc__ or "").split())
+    found = re.search(r"Hides on:\s*(.*?)(?:$|(?<=\.)\s)", doc)
+    return found.group(1) if found else ""
+
+
+def no_cache(proxy) -> bool:
+    """This process was initialized without cache params (FC-005's spawn)."""
+    return not isinstance(proxy.init_params.get("cache_dir"), str)
+
+
+def ref_of(req) -> object:
+    return req.params.get("ref") if req is not None else None
+
+
+def git_lines(proxy, repo, *args: str) -> list[str]:
+    run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
+                         capture_output=True, text=True)
+    return run.stdout.splitlines() if run.returncode == 0 else []
+
+
+# ====================================================================== handshake
+# FC-001..005 and FC-080 judge the group adapter's generation-1 answer; FC-005
+# starts a process without cache params and only checks that it serves a tree.
+# A respawn-only change would also break FC-051 (same answer every
+# generation), so these hide in the no-cache-params start instead.
+
+class NoCacheInit(InitResult):
+    """Edit the initialize result only when the process got no cache params."""
+
+    def change(self, result: dict) -> None:
+        pass
+
+    def edit(self, proxy, req, result):
+        if no_cache(proxy):
+            self.change(result)
+
+
+@deep("protocol-string-no-cache", "FC-001", '§2.3: adapters "MUST send integer 1"')
+class ProtocolStringNoCache(NoCacheInit):
+    """initialize answers protocol "1" when started without cache params.
+
+    Hides on: the process FC-005 starts without cache_bytes/cache_dir; FC-001
+    reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result["protocol"] = "1"
+
+
+@deep("name-number-no-cache", "FC-002",
+      '§2.3 name: optional string; RULINGS "a member that is present ... has its stated JSON type"')
+class NameNumberNoCache(NoCacheInit):
+    """initialize answers name 42 when started without cache params.
+
+    Hides on: FC-005's start; FC-002 reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result["name"] = 42
+
+
+@deep("capability-string-no-cache", "FC-003", '§2.4: "MUST Capability values are JSON booleans"')
+class CapabilityStringNoCache(NoCacheInit):
+    """capabilities.code_search is "yes" when started without cache params.
+
+    Hides on: FC-005's start; FC-003 reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result.setdefault("capabilities", {})["code_search"] = "yes"
+
+
+@deep("icon-misspelled-no-cache", "FC-004",
+      '§2.5: "MUST If present, icon is a string that is either one of the builtin names ... or '
+      'exactly one literal character"')
+class IconMisspelledNoCache(NoCacheInit):
+    """icon "GitLab" when started without cache params.
+
+    Hides on: FC-005's start; FC-004 reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result["icon"] = "GitLab"
+
+
+@deep("icon-private-use-no-cache", "FC-080",
+      '§2.5: "MUST If present, icon is a string that is ... exactly one literal character that any '
+      'terminal can display without special fonts"')
+class IconPrivateUseNoCache(NoCacheInit):
+    """icon "\\ue709" (a Nerd Font private-use glyph) when started without cache params.
+
+    Hides on: FC-005's start; FC-080 reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result["icon"] = "\ue709"
+
+
+@deep("revision-cap-string-no-cache", "FC-099", '§2.4: "MUST Capability values are JSON booleans"')
+class RevisionCapStringNoCache(NoCacheInit):
+    """capabilities.blame is "true" (a string) when started without cache params.
+
+    Hides on: FC-005's start; FC-099 reads only the group adapter's handshake.
+    """
+
+    def change(self, result):
+        result.setdefault("capabilities", {})["blame"] = "true"
+
+
+@deep("no-cache-blob-fails", "FC-005",
+      '§2.2: "MUST Adapters tolerate both cache fields being absent"')
+class NoCacheBlobFails(Hooks):
+    """Without cache params, initialize and repo/tree work but repo/blob answers an error.
+
+    Hides on: repo/blob; FC-005 only checks that the no-cache process serves
+    repo/tree of alpha.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blob" and no_cache(proxy):
+            proxy.error(req, "blob store unavailable: no cache_dir was given", kind="provider")
+            return None
+        return msg
+
+
+# ====================================================================== content ids
+
+class PerCallIds(BlobIds):
+    """Salt working-tree blob ids of the repos ``applies`` names with the
+    process's count of tree calls for that repo, from the second call on."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: dict[str, int] = {}
+
+    def applies(self, proxy, repo) -> bool:
+        return False
+
+    def reply(self, proxy, req, msg):
+        if (req is not None and req.method == "repo/tree" and ref_of(req) is None
+                and result_of(msg) is not None and self.applies(proxy, req.params.get("repo"))):
+            name = repo_name(req.params.get("repo"))
+            self.calls[name] = self.calls.get(name, 0) + 1
+            req.state["call"] = self.calls[name]
+        return super().reply(proxy, req, msg)
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        call = req.state.get("call", 1) if where == "tree" else 1
+        return sha if call == 1 else sha256_hex(f"call-{call}:{sha}".encode())
+
+
+@deep("ids-per-call-vcs", "FC-010",
+      '§4: "MUST Ids are stable: the same unchanged content ... yields the same id on every call"')
+class IdsPerCallVcs(PerCallIds):
+    """The vcs working tree's blob ids change from the second repo/tree call of a process on.
+
+    Hides on: the git-backed repo; FC-010 lists alpha and beta twice, never vcs.
+    """
+
+    def applies(self, proxy, repo):
+        return is_git(proxy, repo)
+
+
+@deep("ids-cached-by-size", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
+class IdsCachedBySize(BlobIds):
+    """Working-tree blob ids are cached by (repo, path, size): a same-size rewrite keeps its id.
+
+    Hides on: a rewrite that keeps the file's length; FC-011 appends a line,
+    so the size (and the cache key) changes.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.first: dict[tuple, str] = {}
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref is not None:
+            return sha
+        data = read_worktree(proxy, repo, path)
+        key = (repo_name(repo), path, -1 if data is None else len(data))
+        return self.first.setdefault(key, sha)
+
+
+@deep("hit-sha-cached-by-path", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
+class HitShaCachedByPath(BlobIds):
+    """Search hits carry the sha their (repo, path) had at the process's first hit for it.
+
+    Hides on: search/code hits; FC-011 rewrites a file and reads only repo/tree.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.first: dict[tuple, str] = {}
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "hit":
+            return sha
+        return self.first.setdefault((repo_name(repo), path), sha)
+
+
+@deep("ids-by-basename-size-wide", "FC-012",
+      '§4: "MUST NOT Share one blob id between different contents"')
+class IdsByBasenameSizeWide(BlobIds):
+    """wide's blob ids are keyed by (file name, size): the leaf-N.txt files of one size share one.
+
+    Hides on: the wide repo; FC-012 compares alpha and the vcs worktree only.
+    """
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref is not None or repo_name(repo) != "wide" or not isinstance(path, str):
+            return sha
+        data = read_worktree(proxy, repo, path)
+        return sha256_hex(f"{path.rsplit('/', 1)[-1]}\0{-1 if data is None else len(data)}".encode())
+
+
+@deep("ids-salted-per-process-vcs", "FC-013",
+      '§4: "MUST Ids are stable ... after the adapter is killed and respawned"')
+class IdsSaltedPerProcessVcs(SaltedIds):
+    """Blob ids of the git-backed repo (every ref, blob_at, hits) are salted per process.
+
+    Hides on: vcs; FC-013 respawns and compares alpha only.
+    """
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        return super().fake(proxy, req, sha, repo, path, ref, where) if is_git(proxy, repo) else sha
+
+
+# ====================================================================== trees and blobs
+
+class TreeEdit(Hooks):
+    """Edit repo/tree results for which ``applies(req)`` holds."""
+
+    def applies(self, proxy, req) -> bool:
+        return False
+
+    def edit(self, proxy, req, result: dict) -> None:
+        pass
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/tree" and result is not None and self.applies(proxy, req):
+            self.edit(proxy, req, result)
+        return msg
+
+
+@deep("wide-entry-twice", "FC-020",
+      '§3.3: "MUST The walk is recursive: one entry per path ... each path exactly once"')
+class WideEntryTwice(TreeEdit):
+    """The directory of more than 1,000 entries lists one entry twice (backend pages overlapping).
+
+    Hides on: wide's flat/ directory; FC-020 walks alpha, beta and vcs only.
+    """
+
+    def applies(self, proxy, req):
+        return repo_name(req.params.get("repo")) == "wide"
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries") or []
+        flat = [e for e in entries if isinstance(e, dict) and str(e.get("path")).startswith("flat/")]
+        if len(flat) > 1000:
+            entries.insert(entries.index(flat[1000]), dict(flat[999]))
+
+
+@deep("ref-tree-drops-path", "FC-020",
+      '§3.3: "MUST ... one entry per path in the repository" (RULINGS: coverage is FC-020, on '
+      'every repository and ref)')
+class RefTreeDropsPath(TreeEdit):
+    """Trees at a ref leave out README.md.
+
+    Hides on: trees at a ref; FC-020 walks null refs only (FC-091 compares
+    paths at refs, but RULINGS gives coverage on every ref to FC-020).
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        result["entries"] = [e for e in result.get("entries") or []
+                             if not (isinstance(e, dict) and e.get("path") == "README.md")]
+
+
+@deep("ref-tree-entry-twice", "FC-020",
+      '§3.3: "MUST ... each path exactly once" (RULINGS: on every repository and ref)')
+class RefTreeEntryTwice(TreeEdit):
+    """Trees at a ref list their last entry twice.
+
+    Hides on: trees at a ref; FC-020 walks null refs, FC-091 compares sets.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries") or []
+        if entries:
+            entries.append(dict(entries[-1]))
+
+
+@deep("ref-dirs-typed-dir", "FC-021",
+      '§3.3 entry type: "\\"blob\\" for files, \\"tree\\" for directories"; "MUST ... with correct '
+      'typing (FC-021)"')
+class RefDirsTypedDir(TreeEdit):
+    """Trees at a ref type directories "dir".
+
+    Hides on: trees at a ref; FC-021 types null-ref trees only.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        for entry in result.get("entries") or []:
+            if isinstance(entry, dict) and entry.get("type") == "tree":
+                entry["type"] = "dir"
+
+
+@deep("wide-dir-no-sha", "FC-021",
+      '§3.3 entry sha: "yes, for both types ... Directories need one too"; §3.0 "MUST Reply members '
+      'marked required ... are present"')
+class WideDirNoSha(TreeEdit):
+    """wide's directory entries carry no sha.
+
+    Hides on: the wide repo; FC-021 checks alpha, beta and vcs.
+    """
+
+    def applies(self, proxy, req):
+        return repo_name(req.params.get("repo")) == "wide"
+
+    def edit(self, proxy, req, result):
+        for entry in result.get("entries") or []:
+            if isinstance(entry, dict) and entry.get("type") == "tree":
+                entry.pop("sha", None)
+
+
+@deep("wide-truncated-lie", "FC-022",
+      '§3.3: "MUST set truncated: true when (and only when) the budget cut the walk"')
+class WideTruncatedLie(TreeEdit):
+    """wide's tree lists every path but says truncated true.
+
+    Hides on: FC-022 accepts any truncated-true wide tree that lists one entry.
+    """
+
+    def applies(self, proxy, req):
+        return repo_name(req.params.get("repo")) == "wide"
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@deep("beta-truncated-lie", "FC-022",
+      '§3.3: "MUST set truncated: true when (and only when) the budget cut the walk"')
+class BetaTruncatedLie(TreeEdit):
+    """beta's (small, complete) tree says truncated true.
+
+    Hides on: beta; FC-022 checks the small-tree rule on alpha only.
+    """
+
+    def applies(self, proxy, req):
+        return repo_name(req.params.get("repo")) == "beta"
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@deep("big-blob-cut-on-retry", "FC-023", '§3.4: "MUST NOT Hang, truncate, or corrupt a large blob"')
+class BigBlobCutOnRetry(BigBlobsFromDisk):
+    """A >1 MiB blob is refused the first time, then served cut to 1 MiB (a half-written cache).
+
+    Hides on: the second request of the same blob in a process; FC-023 asks once.
+    """
+
+    cut = MIB
+
+    def __init__(self):
+        super().__init__()
+        self.asked: dict[str, int] = {}
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blob":
+            sha = req.params.get("sha")
+            self.asked[sha] = self.asked.get(sha, 0) + 1
+            req.state["nth"] = self.asked[sha]
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/blob" and req.state.get("nth", 1) == 1:
+            return msg      # the first ask gets the reference's refusal
+        return super().reply(proxy, req, msg)
+
+
+class BlobText(Hooks):
+    """Re-encode bytes_b64 of ``methods`` replies for which ``applies`` holds."""
+
+    methods: tuple[str, ...] = ()
+
+    def applies(self, proxy, req) -> bool:
+        return True
+
+    def encode(self, data: bytes) -> str:
+        return base64.b64encode(data).decode("ascii")
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method in self.methods and result is not None and self.applies(proxy, req):
+            text = result.get("bytes_b64")
+            if isinstance(text, str):
+                result["bytes_b64"] = self.encode(base64.b64decode(text))
+        return msg
+
+
+@deep("blob-at-b64-wrapped", "FC-024",
+      '§3.4: "MUST bytes_b64 is ... standard base64 ... no line breaks or whitespace"; §3.5 '
+      '"same base64 rules as §3.4"')
+class BlobAtB64Wrapped(BlobText):
+    """repo/blob_at's bytes_b64 is wrapped at 76 columns (MIME style, trailing newline).
+
+    Hides on: repo/blob_at; FC-024 checks repo/blob only, FC-096 decodes leniently.
+    """
+
+    methods = ("repo/blob_at",)
+
+    def encode(self, data):
+        return base64.encodebytes(data).decode("ascii")
+
+
+@deep("beta-b64-unpadded", "FC-024", '§3.4: "MUST bytes_b64 is ... standard base64 ..., with = padding"')
+class BetaB64Unpadded(BlobText):
+    """repo/blob in beta drops the = padding.
+
+    Hides on: beta's blobs; FC-024 fetches alpha's binary, empty and URL-escaping files.
+    """
+
+    methods = ("repo/blob",)
+
+    def applies(self, proxy, req):
+        return repo_name(req.params.get("repo")) == "beta"
+
+    def encode(self, data):
+        return base64.b64encode(data).decode("ascii").rstrip("=")
+
+
+@deep("vcs-binary-as-text", "FC-024", '§3.4: "MUST Binary content is served raw — no transcoding, NUL '
+      'bytes intact"')
+class VcsBinaryAsText(BlobText):
+    """Binary blobs of the git-backed repo (repo/blob and blob_at) are text-decoded (U+FFFD).
+
+    Hides on: vcs's assets/logo.bin; FC-024 fetches alpha's icon.png only.
+    """
+
+    methods = ("repo/blob", "repo/blob_at")
+
+    def applies(self, proxy, req):
+        return is_git(proxy, req.params.get("repo"))
+
+    def encode(self, data):
+        if b"\0" in data:
+            data = data.decode("utf-8", "replace").encode("utf-8")
+        return base64.b64encode(data).decode("ascii")
+
+
+class MissingRepoEmptyTree(Hooks):
+    """Answer an empty tree instead of the error for a missing repository when ``applies``."""
+
+    def applies(self, proxy, req) -> bool:
+        return False
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/tree" and "error" in msg:
+            name = repo_name(req.params.get("repo"))
+            if name not in fixture_repos(proxy) and name not in FAULTS and self.applies(proxy, req):
+                return {"jsonrpc": "2.0", "id": req.id,
+                        "result": {"entries": [], "truncated": False, "branch": "main"}}
+        return msg
+
+
+@deep("missing-repo-tree-at-ref-empty", "FC-025", '§3.3: "MUST Unknown repository → error"')
+class MissingRepoTreeAtRefEmpty(MissingRepoEmptyTree):
+    """repo/tree of a missing repository at a non-null ref answers an empty tree.
+
+    Hides on: a non-null ref; FC-025 asks with ref null.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+
+@deep("missing-repo-negative-cache", "FC-025", '§3.3: "MUST Unknown repository → error"')
+class MissingRepoNegativeCache(MissingRepoEmptyTree):
+    """The second repo/tree of the same missing repository answers an empty tree (a negative cache).
+
+    Hides on: the second ask; FC-025 asks once.
+    """
+
+    def __init__(self):
+        self.seen: set = set()
+
+    def applies(self, proxy, req):
+        name = repo_name(req.params.get("repo"))
+        again = name in self.seen
+        self.seen.add(name)
+        return again
+
+
+# ====================================================================== search
+
+class HitEdit(Hooks):
+    """Apply ``edit(proxy, req, hit, n)`` to hits of the searches ``applies`` picks
+    (``n``: the hit's index in its reply or batch)."""
+
+    def applies(self, proxy, req) -> bool:
+        return True
+
+    def edit(self, proxy, req, hit: dict, n: int) -> None:
+        pass
+
+    def _all(self, proxy, req, msg):
+        if req is not None and req.method == "search/code" and self.applies(proxy, req):
+            for n, hit in enumerate(hits_of(req, msg)):
+                self.edit(proxy, req, hit, n)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        return self._all(proxy, req, msg)
+
+    def partial(self, proxy, req, msg):
+        return self._all(proxy, req, msg)
+
+
+@deep("pathonly-prefixed-streamed", "FC-030",
+      '§3.13 hit path: "repository-relative path"; RULINGS "Types"/§3.13 path-only hit "the host '
+      'must still display it"')
+class PathOnlyPrefixedStreamed(HitEdit):
+    """Streamed path-only hits carry a path prefixed with the repository name.
+
+    Hides on: streamed searches; FC-030 reads one-shot searches only.
+    """
+
+    def applies(self, proxy, req):
+        return req.streaming
+
+    def edit(self, proxy, req, hit, n):
+        if not hit.get("matches") and isinstance(hit.get("path"), str):
+            hit["path"] = f"{repo_name(hit.get('repo'))}/{hit['path']}"
+
+
+@deep("line-drift-after-first", "FC-031",
+      '§3.13: "MUST line, when present, is 1-based and is the real line of the match in that blob"')
+class LineDriftAfterFirst(HitEdit):
+    """Every hit after the first of a reply or batch names a line that does not contain the match.
+
+    Hides on: the k-th hit (k >= 2); FC-031's term has one hit in the whole fixture.
+    """
+
+    def edit(self, proxy, req, hit, n):
+        if n == 0 or type(hit.get("line")) is not int:
+            return
+        data = read_worktree(proxy, hit.get("repo"), hit.get("path"))
+        matches = [m for m in hit.get("matches") or [] if isinstance(m, str) and m]
+        if data is None or not matches:
+            return
+        needle = matches[0].lower().encode("utf-8")
+        lines = data.split(b"\n")
+        for number, line in enumerate(lines, 1):
+            if needle not in line.lower():
+                hit["line"] = number
+                return
+
+
+@deep("located-string-wide", "FC-032", '§3.13 located: "boolean"; "MUST located: false is tolerated"; '
+      'RULINGS "Types"')
+class LocatedStringWide(HitEdit):
+    """Hits in the wide repo carry located "stale" (a string).
+
+    Hides on: wide's hits (FC-044, FC-070 search them); FC-032 reads alpha's term only.
+    """
+
+    def edit(self, proxy, req, hit, n):
+        if repo_name(hit.get("repo")) == "wide":
+            hit["located"] = "stale"
+
+
+@deep("as-of-number-when-truncated", "FC-033", '§3.13: "MUST index.as_of, when present, is a string"')
+class AsOfNumberWhenTruncated(Hooks):
+    """Search replies that say truncated true carry index {"as_of": 1732838400} (a number).
+
+    Hides on: cut searches (FC-044, FC-070 get them); FC-033's term is never cut.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "search/code" and result and result.get("truncated") is True:
+            result["index"] = {"as_of": 1732838400}
+        return msg
+
+
+@deep("file-search-streamed-error", "FC-034",
+      'RULINGS "Capability keys": declared true means served (worded for FC-099\'s keys; FC-034 '
+      'applies it to file_search, which §2.4 says inherits code_search; the matrix\'s no-file-search '
+      'breaks the same rule one-shot)')
+class FileSearchStreamedError(Hooks):
+    """path: queries answer an error when streamed (partial: true), the host's global search path.
+
+    Hides on: streamed path: queries; FC-034 and FC-030 send them one-shot.
+    """
+
+    def request(self, proxy, req, msg):
+        q = req.params.get("q")
+        if req.method == "search/code" and req.streaming and isinstance(q, str) and "path:" in q:
+            proxy.error(req, "path: is not supported on the streaming path", kind="provider")
+            return None
+        return msg
+
+
+# ====================================================================== streaming
+
+@deep("partial-id-echo-later-batches", "FC-040",
+      '§5.2: "MUST params.id is the opted-in request\'s id (same integer)"')
+class PartialIdEchoLaterBatches(Hooks):
+    """From the second batch of a stream on, each $/partial is followed by a copy with params.id + 1.
+
+    Hides on: the second and later batches; FC-040's term streams one batch.
+    """
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if req is not None and req.partials >= 1 and isinstance(params, dict) and isinstance(params.get("id"), int):
+            proxy.send_host(msg)
+            return dict(msg, params=dict(params, id=params["id"] + 1))
+        return msg
+
+
+class LastBatch(Hooks):
+    """Remember each stream's last batch (for a partial sent after the reply)."""
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state["last"] = (msg.get("params") or {}).get("items") or []
+        return msg
+
+    @staticmethod
+    def late(req) -> dict:
+        return {"jsonrpc": "2.0", "method": "$/partial",
+                "params": {"id": req.id, "items": req.state.get("last", [])}}
+
+
+@deep("partial-late-1s", "FC-041", '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
+class PartialLate1s(LastBatch):
+    """A streamed search sends its last batch again 1 s after its reply.
+
+    Hides on: 1 s later; FC-041 watches SILENCE_S (0.5 s) after the reply.
+    """
+
+    LATE_S = 1.0
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.streaming and req.method == "search/code":
+            late = self.late(req)
+            proxy.later(self.LATE_S, lambda: proxy.send_host(late))
+        return msg
+
+
+@deep("partial-after-truncated-reply", "FC-041",
+      '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
+class PartialAfterTruncatedReply(LastBatch):
+    """A stream cut by its limit sends one more batch right after the reply (the scan thread ran on).
+
+    Hides on: streams cut by limit (FC-044's); FC-041's stream is never cut.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.streaming and result is not None and result.get("truncated") is True:
+            proxy.send_host(msg)
+            return self.late(req)
+        return msg
+
+
+@deep("streamed-truncated-false-when-cut", "FC-042",
+      '§5.3: "MUST Metadata-only reply: ... carries the authoritative truncated"; §3.13 truncated '
+      '"true = the result set is provably incomplete"')
+class StreamedTruncatedFalseWhenCut(Hooks):
+    """A stream cut by its limit ends with truncated false.
+
+    Hides on: streams cut by limit (FC-044's); FC-042's stream is complete.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.streaming and result is not None and result.get("truncated") is True:
+            result["truncated"] = False
+        return msg
+
+
+@deep("items-in-truncated-streamed-reply", "FC-042",
+      '§5.3: "MUST Metadata-only reply: when the adapter streamed, the final reply has items: []"')
+class ItemsInTruncatedStreamedReply(Hooks):
+    """A stream cut by its limit repeats its streamed hits in the final reply.
+
+    Hides on: streams cut by limit; FC-042's stream is complete.
+    """
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state.setdefault("items", []).extend(hits_of(req, msg))
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.streaming and result is not None and result.get("truncated") is True:
+            result["items"] = req.state.get("items", [])
+        return msg
+
+
+@deep("bad-item-in-small-batch", "FC-044",
+      '§5.2: "MUST params.items is an array of the method\'s own result-item shape"')
+class BadItemInSmallBatch(Hooks):
+    """Every streamed batch of at most 10 items gets one malformed item (path 7).
+
+    Hides on: small batches (alpha's 8 hits, one-hit streams); FC-044 reads
+    only its own stream of wide, whose batch is large.
+    """
+
+    def partial(self, proxy, req, msg):
+        items = (msg.get("params") or {}).get("items")
+        if isinstance(items, list) and 0 < len(items) <= 10:
+            first = items[0] if isinstance(items[0], dict) else {}
+            items.append({"repo": first.get("repo", ""), "path": 7})
+        return msg
+
+
+@deep("cancel-poisons-next-search", "FC-045",
+      '§5.4: "MUST Ignore cancels for unknown or already-completed ids — no error"; RULINGS: after '
+      '$/cancelRequest the adapter must ... stay usable')
+class CancelPoisonsNextSearch(Hooks):
+    """After a cancel reaches a live stream, the process's next search/code answers an error.
+
+    Hides on: the next search; FC-045 checks only a repo/tree after the cancel.
+    """
+
+    def __init__(self):
+        self.poisoned = False
+
+    def notification(self, proxy, msg):
+        if msg.get("method") == "$/cancelRequest":
+            target = proxy.requests.get(params_id(msg))
+            if target is not None and target.streaming:
+                self.poisoned = True
+        return msg
+
+    def request(self, proxy, req, msg):
+        if req.method == "search/code" and self.poisoned:
+            self.poisoned = False
+            proxy.error(req, "scan aborted by an earlier cancel", kind="provider")
+            return None
+        return msg
+
+
+@deep("cancel-oneshot-error", "FC-045",
+      'RULINGS: "After $/cancelRequest the adapter must still send a terminal reply ... An error '
+      'reply after a cancel fails FC-045"; §5.4 cancel is advisory')
+class CancelOneshotError(Hooks):
+    """A cancelled non-streaming request (the host cancels previews) is answered with an error.
+
+    Hides on: one-shot requests; FC-045 cancels a stream only.
+    """
+
+    def reply(self, proxy, req, msg):
+        if req is not None and not req.streaming and req.cancelled and "result" in msg:
+            return {"jsonrpc": "2.0", "id": req.id,
+                    "error": {"code": 1, "message": "request cancelled", "data": {"kind": "provider"}}}
+        return msg
+
+
+# ====================================================================== lifecycle
+
+@deep("stale-vcs-lock", "FC-050",
+      '§7.11: "MUST Startup is cheap and idempotent"; §7.1 "MUST Adapters tolerate being killed at '
+      'any instant"')
+class StaleVcsLock(StreamPause):
+    """A streaming search holds cache_dir/vcs.lock; a process started over a stale lock fails every vcs request.
+
+    The search pauses HOLD_S before its final reply, so a kill after the first
+    batch leaves the lock behind (as the matrix's stale-lock does).
+
+    Hides on: the git-backed repo after the restart; FC-050's respawned
+    process is asked for alpha only.
+    """
+
+    HOLD_S = 1.0
+
+    def __init__(self):
+        self.stale = False
+
+    def before_reply(self, req):
+        return self.HOLD_S
+
+    @staticmethod
+    def lock(proxy) -> Path | None:
+        cache = proxy.init_params.get("cache_dir")
+        return Path(cache) / "vcs.lock" if isinstance(cache, str) else None
+
+    def request(self, proxy, req, msg):
+        lock = self.lock(proxy)
+        if req.method == "initialize":
+            self.stale = lock is not None and lock.exists() and lock.read_text() != str(os.getpid())
+            return msg
+        if self.stale and is_git(proxy, req.params.get("repo")):
+            proxy.error(req, f"{lock} exists: another process is using the repository", kind="provider")
+            return None
+        if req.method == "search/code" and req.streaming and lock is not None:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            lock.write_text(str(os.getpid()))
+        return msg
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        lock = self.lock(proxy)
+        if req is not None and req.streaming and lock is not None and not self.stale:
+            try:
+                lock.unlink()
+            except OSError:
+                pass
+        return msg
+
+
+@deep("caps-change-after-cache-write", "FC-051",
+      '§7.11: "MUST Startup is cheap and idempotent: ... must give the same answer every time"')
+class CapsChangeAfterCacheWrite(InitResult):
+    """Once a request has written to cache_dir, later initializes flip capabilities.orgs.
+
+    Hides on: a respawn after real work; FC-051 respawns twice without a request in between.
+    """
+
+    def marker(self, proxy) -> Path | None:
+        cache = proxy.init_params.get("cache_dir")
+        return Path(cache) / "served" if isinstance(cache, str) else None
+
+    def request(self, proxy, req, msg):
+        marker = self.marker(proxy)
+        if req.method != "initialize" and marker is not None and not marker.exists():
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("1")
+        return msg
+
+    def edit(self, proxy, req, result):
+        marker = self.marker(proxy)
+        if marker is not None and marker.exists():
+            caps = result.setdefault("capabilities", {})
+            caps["orgs"] = not caps.get("orgs", True)
+
+
+@deep("network-on-reinitialize", "FC-052",
+      '§2.1: "MUST NOT Perform network I/O or credential lookups while answering initialize"')
+class NetworkOnReinitialize(Hooks):
+    """A respawned generation's initialize (id != 1) opens a TCP connection to a loopback test double first.
+
+    Hides on: a respawned generation; FC-052 samples one first start only.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "initialize" and req.id != 1:
+            with socket.socket() as server:
+                server.bind(("127.0.0.1", 0))
+                server.listen(1)
+                with socket.create_connection(server.getsockname(), timeout=2):
+                    server.accept()[0].close()
+        return msg
+
+
+PROBED_BY_FC053 = ("repo/tree", "repo/blob", "repo/web_url", "repo/clone_url")
+
+
+@deep("unknown-params-error-unprobed", "FC-053",
+      '§3.0: "MUST params members not listed for a method are ignored"; §7.2 reader tolerance')
+class UnknownParamsErrorUnprobed(UnknownParamsError):
+    """Unknown params (or envelope members) answer an error on every method FC-053 does not probe.
+
+    Hides on: initialize, search/repos, org/*, repo/refs, log, blame, blob_at,
+    commit and streamed search/code; FC-053 probes tree, blob, web_url,
+    clone_url and one-shot search.
+    """
+
+    def request(self, proxy, req, msg):
+        probed = req.method in PROBED_BY_FC053 or (req.method == "search/code" and not req.streaming)
+        return msg if probed else super().request(proxy, req, msg)
+
+
+@deep("notification-answered-late", "FC-054", '§1.2: "MUST Notifications (messages with no id) are never answered"')
+class NotificationAnsweredLate(Hooks):
+    """Unknown notifications are answered {"id": null, "error": ...} 1 s later.
+
+    Hides on: after FC-054's SILENCE_S (0.5 s) window and its follow-up tree.
+    """
+
+    LATE_S = 1.0
+
+    def notification(self, proxy, msg):
+        if msg.get("method") != "$/cancelRequest":
+            answer = {"jsonrpc": "2.0", "id": None,
+                      "error": {"code": -32601, "message": f"method not found: {msg.get('method')}"}}
+            proxy.later(self.LATE_S, lambda: proxy.send_host(answer))
+        return msg
+
+
+# ====================================================================== errors
+
+class KindRewriteOffTree(KindRewrite):
+    """A KindRewrite for every method but repo/tree (the one the kind cases ask)."""
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/tree":
+            return msg
+        return super().reply(proxy, req, msg)
+
+
+@deep("auth-as-provider-off-tree", "FC-060",
+      'RULINGS "Strength": a case whose title names a kind (FC-060) fails on a different kind; '
+      '§6.2 auth is for "missing, expired or insufficient credentials"; README: every request '
+      'naming denied must fail with kind auth')
+class AuthAsProviderOffTree(KindRewriteOffTree):
+    """Credential failures of every method but repo/tree are kind "provider".
+
+    Hides on: repo/blob, search, log... of the denied repo; FC-060 asks repo/tree only.
+    """
+
+    def __init__(self):
+        super().__init__("auth", "provider")
+
+
+@deep("throttle-as-network-off-tree", "FC-061",
+      'RULINGS "Strength": a case whose title names a kind (FC-061) fails on a different kind; '
+      '§6.2 rate_limited is for "backend throttling"; README: every request naming throttled must '
+      'fail with kind rate_limited')
+class ThrottleAsNetworkOffTree(KindRewriteOffTree):
+    """Throttling of every method but repo/tree is kind "network".
+
+    Hides on: other methods on the throttled repo; FC-061 asks repo/tree only.
+    """
+
+    def __init__(self):
+        super().__init__("rate_limited", "network")
+
+
+@deep("retry-after-float", "FC-063",
+      '§6.3: "MUST If sent, it is a non-negative JSON integer number of seconds" (RULINGS: error shape '
+      'incl. retry_after_s is FC-063\'s)')
+class RetryAfterFloat(Hooks):
+    """retry_after_s is sent as 37.0 (a float; the host ignores it).
+
+    Hides on: the throttled fault, which FC-063 does not provoke (FC-061 only warns).
+    """
+
+    def reply(self, proxy, req, msg):
+        data = error_data(msg)
+        if data is not None and type(data.get("retry_after_s")) is int:
+            data["retry_after_s"] = float(data["retry_after_s"])
+        return msg
+
+
+@deep("vcs-blob-notfound-as-provider", "FC-062", '§3.4: "MUST Unknown repository or id → error, SHOULD '
+      'kind not_found" (RULINGS: a case whose title names a kind fails on a different kind)')
+class VcsBlobNotFoundAsProvider(KindRewrite):
+    """repo/blob of an unknown id in the git-backed repo answers kind "provider" (git cat-file failed).
+
+    Hides on: vcs; FC-062 asks alpha and a missing repo.
+    """
+
+    def __init__(self):
+        super().__init__("not_found", "provider", methods=("repo/blob",))
+
+    def reply(self, proxy, req, msg):
+        if req is None or not is_git(proxy, req.params.get("repo")):
+            return msg
+        return super().reply(proxy, req, msg)
+
+
+@deep("missing-repo-kind-provider-revisions", "FC-062",
+      '§6.2 not_found "unknown repository, blob id, path, ref, commit" (RULINGS: a case whose title '
+      'names a kind fails on a different kind; FC-062 "not_found for missing repo/blob")')
+class MissingRepoKindProviderRevisions(Hooks):
+    """A missing repository asked through refs, log, blame, clone_url or web_url is kind "provider".
+
+    Hides on: methods other than tree and blob; FC-063 provokes these errors
+    but judges their shape only.
+    """
+
+    METHODS = ("repo/refs", "repo/log", "repo/blame", "repo/clone_url", "repo/web_url")
+
+    def reply(self, proxy, req, msg):
+        data = error_data(msg)
+        if (req is not None and req.method in self.METHODS and data is not None
+                and data.get("kind") == "not_found"
+                and repo_name(req.params.get("repo")) not in fixture_repos(proxy)):
+            data["kind"] = "provider"
+        return msg
+
+
+@deep("ref-error-data-string", "FC-063",
+      '§6.1: error.data "optional object" (RULINGS: error shape, data an object, is FC-063\'s)')
+class RefErrorDataString(Hooks):
+    """Errors of requests carrying a non-null ref have data "not_found" (a string, not an object).
+
+    Hides on: ref errors (FC-092, FC-097 provoke them, and only warn on a
+    kindless error); FC-063 asks no request with a ref.
+    """
+
+    def reply(self, proxy, req, msg):
+        data = error_data(msg)
+        if req is not None and ref_of(req) is not None and data is not None:
+            msg["error"]["data"] = str(data.get("kind"))
+        return msg
+
+
+@deep("fault-empty-message", "FC-063", '§6.1: "MUST error.message be a human-readable string" '
+      '(RULINGS: message a non-empty string, FC-063)')
+class FaultEmptyMessage(Hooks):
+    """Errors of the denied and throttled fault repos have an empty message.
+
+    Hides on: the auth and rate-limit faults; FC-063 provokes only the broken fault.
+    """
+
+    def reply(self, proxy, req, msg):
+        if (req is not None and isinstance(msg.get("error"), dict)
+                and repo_name(req.params.get("repo")) in ("denied", "throttled")):
+            msg["error"]["message"] = ""
+        return msg
+
+
+# ====================================================================== bounded compute
+
+@deep("scoped-search-one-page", "FC-070",
+      'RULINGS "Bounded compute": what fails is ... a cut without truncated: true; §3.13 truncated '
+      '"true = the result set is provably incomplete"')
+class ScopedSearchOnePage(Hooks):
+    """One-shot repo:-scoped searches return only the first 100 hits (one page) without truncated.
+
+    Hides on: repo: qualified searches; FC-070 searches unscoped.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        q = req.params.get("q") if req is not None else None
+        if (req is not None and req.method == "search/code" and not req.streaming and result
+                and isinstance(q, str) and "repo:" in q):
+            items = result.get("items") or []
+            if len(items) > 100:
+                result["items"] = items[:100]
+                result["truncated"] = False
+        return msg
+
+
+# ====================================================================== revisions
+
+@deep("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
+class RefsDefaultsFromSecondCall(Hooks):
+    """From the second repo/refs call of a process on, every branch is marked default.
+
+    Hides on: later calls (FC-091 reads refs again); FC-090 reads the first.
+    """
+
+    def __init__(self):
+        self.calls = 0
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/refs" and result is not None:
+            self.calls += 1
+            if self.calls > 1:
+                for branch in result.get("branches") or []:
+                    if isinstance(branch, dict):
+                        branch["default"] = True
+        return msg
+
+
+@deep("tag-tree-worktree-bytes", "FC-091",
+      '§3.3: "MUST With a ref, the entries describe that revision"')
+class TagTreeWorktreeBytes(BlobIds):
+    """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
+
+    Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
+    feature only and compares paths elsewhere.
+    """
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref in BRANCH_REFS:
+            return sha
+        data = read_worktree(proxy, repo, path)
+        return sha if data is None else sha256_hex(data)
+
+    def _swap(self, proxy, req, holder, repo, path, ref, where):
+        sha = holder.get("sha")
+        if isinstance(sha, str) and sha:
+            holder["sha"] = self.fake(proxy, req, sha, repo, path, ref, where)   # real ids: no back map
+
+
+@deep("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
+class ShortHexUnknownRefDefault(Hooks):
+    """repo/tree at an unresolvable short hex ref (7-12 digits) serves the default branch.
+
+    Hides on: abbreviated-looking refs; FC-092 asks a name and a 40-hex id.
+    """
+
+    SHORT_HEX = re.compile(r"[0-9a-f]{7,12}")
+
+    def reply(self, proxy, req, msg):
+        ref = ref_of(req)
+        if (req is None or req.method != "repo/tree" or "error" not in msg or not isinstance(ref, str)
+                or not self.SHORT_HEX.fullmatch(ref)):
+            return msg
+
+        def fallback(answer: dict) -> None:
+            proxy.send_host({"jsonrpc": "2.0", "id": req.id, "result": answer["result"]}
+                            if "result" in answer else msg)
+
+        proxy.call_child("repo/tree", {"repo": req.params.get("repo"), "ref": None}, fallback)
+        return None
+
+
+@deep("tag-ids-from-main", "FC-093",
+      '§4: "MUST (one-directional change rule) If a path\'s bytes differ between two refs, the ids ... '
+      'differ"')
+class TagIdsFromMain(BlobIds):
+    """Trees at tags report main's id for every path main has; repo/blob resolves an id by the latest tree that listed it.
+
+    Hides on: tags (v0.1 differs from main in most files); FC-093 compares
+    main and feature only. Bytes stay right when fetched after their own tree.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.main_ids: dict[str, str | None] = {}
+
+    def main_id(self, proxy, repo, path) -> str | None:
+        if path not in self.main_ids:
+            run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), "show",
+                                  f"{MAIN}:{path}"], capture_output=True)
+            self.main_ids[path] = sha256_hex(run.stdout) if run.returncode == 0 else None
+        return self.main_ids[path]
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref in BRANCH_REFS or not is_git(proxy, repo):
+            return sha
+        tags = set(git_lines(proxy, repo, "tag", "--list"))
+        return (self.main_id(proxy, repo, path) or sha) if ref in tags else sha
+
+    def _swap(self, proxy, req, holder, repo, path, ref, where):
+        sha = holder.get("sha")
+        super()._swap(proxy, req, holder, repo, path, ref, where)
+        if holder.get("sha") == sha and isinstance(sha, str):
+            self.back.pop(sha, None)     # the latest listing of this id is genuine
+
+
+class LogEdit(Hooks):
+    """Edit repo/log results for which ``applies`` holds."""
+
+    def applies(self, proxy, req) -> bool:
+        return False
+
+    def edit(self, proxy, req, result: dict) -> None:
+        pass
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/log" and result is not None and self.applies(proxy, req):
+            self.edit(proxy, req, result)
+        return msg
+
+
+@deep("log-path-at-ref-oldest-first", "FC-094", '§3.7: "MUST Newest first"')
+class LogPathAtRefOldestFirst(LogEdit):
+    """repo/log with a path filter at a non-null ref lists oldest first.
+
+    Hides on: path + ref; FC-094 asks with ref null.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None and req.params.get("path") is not None
+
+    def edit(self, proxy, req, result):
+        result["items"] = list(reversed(result.get("items") or []))
+
+
+@deep("log-unfiltered-dates-not-iso", "FC-094", '§3.7: "MUST date is ISO-8601"')
+class LogUnfilteredDatesNotIso(LogEdit):
+    """The unfiltered log (path null) gives dates in git's default format ("Tue Mar 3 09:30:00 2026 +0100").
+
+    Hides on: the unfiltered log; FC-094 parses the dates of the filtered one only.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("path") is None
+
+    def edit(self, proxy, req, result):
+        for item in result.get("items") or []:
+            try:
+                when = _dt.datetime.fromisoformat(str(item.get("date")).replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            item["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
+
+
+@deep("log-at-ref-item-no-author", "FC-094",
+      '§3.7 item "(all four required strings)"; §3.0 "MUST Reply members marked required ... are present"')
+class LogAtRefItemNoAuthor(LogEdit):
+    """repo/log at a non-null ref leaves author out of every item.
+
+    Hides on: logs at a ref; every log the suite asks has ref null.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        for item in result.get("items") or []:
+            if isinstance(item, dict):
+                item.pop("author", None)
+
+
+@deep("log-limit-ignored-unfiltered", "FC-095",
+      '§3.7: "MUST (per FC-095) limit ... cut the list off near N items and flag truncated: true"')
+class LogLimitIgnoredUnfiltered(Hooks):
+    """repo/log ignores limit when no path is given.
+
+    Hides on: the unfiltered log; FC-095 asks with a path.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/log" and req.params.get("path") is None:
+            req.params["limit"] = None
+        return msg
+
+
+@deep("log-limit-no-truncated-at-ref", "FC-095",
+      '§3.7: "MUST (per FC-095) limit ... cut the list off near N items and flag truncated: true '
+      'whenever further matching commits are known to exist"')
+class LogLimitNoTruncatedAtRef(LogEdit):
+    """repo/log at a non-null ref honours limit but never says truncated.
+
+    Hides on: logs at a ref; FC-095 asks with ref null.
+    """
+
+    def applies(self, proxy, req):
+        return ref_of(req) is not None
+
+    def edit(self, proxy, req, result):
+        result.pop("truncated", None)
+
+
+class BlobAtGitShaWhere(GitIds):
+    """blob_at reports git's blob id (trees keep sha256 ids) for the refs ``applies`` picks."""
+
+    def applies(self, proxy, ref) -> bool:
+        return False
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "blob_at" or not self.applies(proxy, ref):
+            return sha
+        return super().fake(proxy, req, sha, repo, path, ref, where)
+
+
+@deep("blob-at-null-ref-git-sha", "FC-096",
+      '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
+class BlobAtNullRefGitSha(BlobAtGitShaWhere):
+    """repo/blob_at with ref null reports git's blob id while trees report sha256 ids.
+
+    Hides on: ref null (the default branch); FC-096 asks at main and feature.
+    """
+
+    def applies(self, proxy, ref):
+        return ref is None
+
+
+@deep("blob-at-tag-git-sha", "FC-096",
+      '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
+class BlobAtTagGitSha(BlobAtGitShaWhere):
+    """repo/blob_at at refs other than main/feature (tags, commit ids) reports git's blob id.
+
+    Hides on: tags and commit ids; FC-096 asks at main and feature.
+    """
+
+    def applies(self, proxy, ref):
+        return ref not in BRANCH_REFS
+
+
+@deep("blob-at-second-ref-git-sha", "FC-096",
+      '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
+class BlobAtSecondRefGitSha(BlobAtGitShaWhere):
+    """repo/blob_at at feature (the second branch FC-096 asks) reports git's blob id.
+
+    Hides on: the second ref of FC-096's loop, the brief's example; FC-096
+    does walk both branches, so this one is a positive check of the verdict table.
+    """
+
+    def applies(self, proxy, ref):
+        return ref == FEATURE
+
+
+@deep("blob-at-unknown-path-null-ref-empty", "FC-097", '§3.5: "MUST Unknown path or unknown ref → error"')
+class BlobAtUnknownPathNullRefEmpty(Hooks):
+    """repo/blob_at of an unknown path with ref null answers empty bytes.
+
+    Hides on: ref null (the worktree read path); FC-097 asks unknown paths at main.
+    """
+
+    def reply(self, proxy, req, msg):
+        if (req is not None and req.method == "repo/blob_at" and "error" in msg and ref_of(req) is None
+                and repo_name(req.params.get("repo")) in fixture_repos(proxy)):
+            return {"jsonrpc": "2.0", "id": req.id, "result": {"bytes_b64": "", "sha": sha256_hex(b"")}}
+        return msg
+
+
+@deep("blame-uncoalesced-other-files", "FC-098",
+      '§3.8: "MUST Adjacent ranges attributed to the same commit are coalesced into one range"')
+class BlameUncoalescedOtherFiles(Hooks):
+    """repo/blame splits every range into one range per line, except for src/parse.rs.
+
+    Hides on: every other file; FC-098 (and FC-099's probe) blame src/parse.rs only.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if (req is not None and req.method == "repo/blame" and result is not None
+                and req.params.get("path") != VCS_BLAME_TWO_AUTHORS):
+            split = []
+            for rng in result.get("ranges") or []:
+                start, end = rng.get("start_line"), rng.get("end_line")
+                if type(start) is int and type(end) is int:
+                    split += [dict(rng, start_line=n, end_line=n) for n in range(start, end + 1)]
+                else:
+                    split.append(rng)
+            result["ranges"] = split
+        return msg
+
+
+@deep("blame-ignores-ref", "FC-098",
+      '§3.8: "MUST sha is the commit that last changed those lines" (at the ref asked: §3.8 params ref)')
+class BlameIgnoresRef(Hooks):
+    """repo/blame ignores ref and blames the default branch.
+
+    Hides on: a non-null ref; FC-098 blames with ref null.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blame":
+            req.params["ref"] = None
+        return msg
+
+
+@deep("blob-at-unimplemented", "FC-099",
+      '§2.4: log governs "repo/log ... and its companion repo/blob_at"; RULINGS: FC-099 owns declared '
+      'true means served')
+class BlobAtUnimplemented(Refuse):
+    """Declares log true but answers repo/blob_at "unknown method".
+
+    Hides on: the log capability's companion method; FC-099 probes repo/log only.
+    """
+
+    def __init__(self):
+        super().__init__(("repo/blob_at",))
+
+
+@deep("commit-tips-only", "FC-099",
+      '§3.12: params sha "a commit id the adapter emitted (from repo/log, repo/blame, repo/refs)"; '
+      '§3.7 "MUST Every sha listed is accepted back ... as repo/commit\'s sha"')
+class CommitTipsOnly(Hooks):
+    """repo/commit answers not_found for every commit that is not a branch or tag tip.
+
+    Hides on: older commits; FC-099 asks for main's tip only (no other case reads repo/commit).
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method != "repo/commit":
+            return msg
+        repo = req.params.get("repo")
+        tips = set(git_lines(proxy, repo, "for-each-ref", "--format=%(objectname)%0a%(*objectname)",
+                             "refs/heads", "refs/tags"))
+        if req.params.get("sha") not in tips and is_git(proxy, repo):
+            proxy.error(req, f"no commit {req.params.get('sha')!r}", kind="not_found")
+            return None
+        return msg
+
+
+@deep("log-shas-not-refs", UNOWNED,
+      '§3.7: "MUST Every sha listed is accepted back as a ref" (RULINGS names no owner; FC-094 owns '
+      'repo/log, FC-091 checks refs names/shas only)')
+class LogShasNotRefs(Hooks):
+    """A full commit id that is not a branch or tag tip is refused as a ref (tree, blob_at, blame, log).
+
+    Hides on: commit ids from repo/log; FC-091 uses the refs' tips only.
+    """
+
+    METHODS = ("repo/tree", "repo/blob_at", "repo/blame", "repo/log")
+
+    def request(self, proxy, req, msg):
+        ref = ref_of(req)
+        if req.method not in self.METHODS or not isinstance(ref, str) or not re.fullmatch(r"[0-9a-f]{40}", ref):
+            return msg
+        repo = req.params.get("repo")
+        tips = set(git_lines(proxy, repo, "for-each-ref", "--format=%(objectname)%0a%(*objectname)",
+                             "refs/heads", "refs/tags"))
+        if ref not in tips:
+            proxy.error(req, f"no ref {ref!r}", kind="not_found")
+            return None
+        return msg
+
+
+# ====================================================================== frames (no owner yet)
+
+@deep("banner-on-stdout", PENDING, '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
+class BannerOnStdout(Hooks):
+    """Prints a banner line on stdout at start, before any reply.
+
+    Hides on: the wire client drops it as junk; no case judges stdout hygiene yet.
+    """
+
+    def start(self, proxy):
+        proxy.send_host(b"fs adapter 0.1 ready (serving the fixture)\n")
+
+
+@deep("partial-on-oneshot", PENDING,
+      '§5.1: "MUST NOT Send $/partial for a request that did not opt in" (RULINGS says it fails; it '
+      'names no owner)')
+class PartialOnOneshot(Hooks):
+    """One-shot search/code also sends its hits in a $/partial before the reply.
+
+    Hides on: the host drops it (not_streaming); no case looks at partials of one-shot requests.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "search/code" and not req.streaming and result and result.get("items"):
+            proxy.send_host({"jsonrpc": "2.0", "method": "$/partial",
+                             "params": {"id": req.id, "items": result["items"]}})
+        return msg
+
+
+@deep("partial-without-jsonrpc", PENDING,
+      '§5.2: "MUST It is a notification: top-level jsonrpc and method: \\"$/partial\\""')
+class PartialWithoutJsonrpc(Hooks):
+    """Every $/partial lacks the top-level jsonrpc member.
+
+    Hides on: the client routes partials without it; no case checks the envelope.
+    """
+
+    def partial(self, proxy, req, msg):
+        msg.pop("jsonrpc", None)
+        return msg
+
+
+@deep("null-id-error-extra", PENDING,
+      '§1.2: "MUST ... A reply repeats the request\'s id"; §7.3 "MUST Adapters echo the id exactly"')
+class NullIdErrorExtra(Hooks):
+    """Before each repo/blob reply, an extra {"id": null, "error": ...} line.
+
+    Hides on: the host drops unroutable ids; the real reply still follows.
+    """
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/blob":
+            proxy.send_host({"jsonrpc": "2.0", "id": None,
+                             "error": {"code": -32603, "message": "internal: request context lost"}})
+        return msg
+
+
+@deep("reply-echo-previous-id", PENDING,
+      '§1.2: "MUST ... A reply repeats the request\'s id"; §7.6 a reply is the only one for its id')
+class ReplyEchoPreviousId(Hooks):
+    """Before each repo/blob reply, a copy of it carrying the previous request's id.
+
+    Hides on: the previous id is retired, so the host drops the copy.
+    """
+
+    def __init__(self):
+        self.last_id = None
+
+    def request(self, proxy, req, msg):
+        req.state["previous"], self.last_id = self.last_id, req.id
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/blob" and req.state.get("previous") is not None:
+            proxy.send_host(dict(msg, id=req.state["previous"]))
+        return msg
+
+
+@deep("reply-id-string-extra", PENDING, '§7.3: "MUST Adapters echo the id exactly, as the same JSON '
+      'integer (not a string, not a float)"')
+class ReplyIdStringExtra(Hooks):
+    """Before each repo/blob reply, a copy of it whose id is the string "N".
+
+    Hides on: the host drops string ids (invalid_id); the integer reply still follows.
+    """
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/blob":
+            proxy.send_host(dict(msg, id=str(req.id)))
+        return msg
+
+
+@deep("request-to-host", PENDING, '§7.6: "MUST NOT Adapters send requests to the host"')
+class RequestToHost(Hooks):
+    """Before each search/code reply, sends the host a window/showMessage request.
+
+    Hides on: the host treats it as a reply for an id it never issued and drops it.
+    """
+
+    def __init__(self):
+        self.next_id = 1 << 50
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "search/code":
+            self.next_id += 1
+            proxy.send_host({"jsonrpc": "2.0", "id": self.next_id, "method": "window/showMessage",
+                             "params": {"type": 3, "message": "search finished"}})
+        return msg
+
+
+# ====================================================================== methods no case covers
+
+@deep("org-repos-full-ids", UNOWNED, '§3.2: "MUST Entries are repository names relative to the org, not full ids"')
+class OrgReposFullIds(Hooks):
+    """org/repos lists full ids ("local/alpha") instead of names relative to the org.
+
+    Hides on: org/repos, which no case asks.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "org/repos" and result is not None:
+            org = req.params.get("org")
+            result["repos"] = [f"{org}/{r}" if isinstance(r, str) else r for r in result.get("repos") or []]
+        return msg
+
+
+@deep("clone-url-not-cloneable", UNOWNED, '§3.9: "MUST A URL (or path) that git clone accepts"')
+class CloneUrlNotCloneable(Hooks):
+    """repo/clone_url of the git-backed repo points at a path that does not exist.
+
+    Hides on: repo/clone_url's value, which no case clones (FC-053 compares it, FC-063 errors it).
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/clone_url" and result is not None and is_git(
+                proxy, req.params.get("repo")):
+            result["clone_url"] = str(proxy.fixture / "no-such-clone-source.git")
+        return msg

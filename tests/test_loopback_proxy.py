@@ -1,0 +1,100 @@
+"""FC-052's gated proxy: counts connections before the gate opens, relays
+loopback targets after it, refuses every other address (never contacted)."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from cases.loopback_proxy import GatedProxy, _target, is_loopback
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"hello " + self.path.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def double():
+    """A backend test double on 127.0.0.1."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _via(proxy, url):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy.url}))
+    with opener.open(url, timeout=5) as reply:
+        return reply.status, reply.read()
+
+
+def test_before_the_gate_connections_are_counted_and_refused(double):
+    with GatedProxy() as proxy:
+        with pytest.raises(OSError):
+            _via(proxy, f"http://127.0.0.1:{double}/early")
+        assert len(proxy.early()) == 1
+        assert proxy.open_gate() == 1
+        assert _via(proxy, f"http://127.0.0.1:{double}/later") == (200, b"hello /later")
+        assert proxy.relayed() == 1 and len(proxy.early()) == 1
+
+
+def test_a_queued_connection_counts_as_early():
+    with GatedProxy() as proxy:
+        with proxy._lock:   # hold the acceptor so the connect stays queued
+            client = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        # the gate opening looks at the queue itself
+        count = proxy.open_gate()
+        client.close()
+        assert count >= 1
+
+
+def test_connect_tunnels_to_loopback(double):
+    with GatedProxy() as proxy:
+        proxy.open_gate()
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
+        conn.set_tunnel("127.0.0.1", double)
+        conn.request("GET", "/tunnel")
+        reply = conn.getresponse()
+        assert (reply.status, reply.read()) == (200, b"hello /tunnel")
+        conn.close()
+
+
+def test_other_addresses_are_refused_without_contact():
+    with GatedProxy() as proxy:
+        proxy.open_gate()
+        with pytest.raises(urllib.error.HTTPError) as err:
+            _via(proxy, "http://192.0.2.1:8080/never")   # TEST-NET-1, never connected
+        assert err.value.code == 502
+        assert proxy.refused_targets() == ["192.0.2.1:8080"] and proxy.relayed() == 0
+
+
+@pytest.mark.parametrize("head, want", [
+    (b"CONNECT 127.0.0.1:8443 HTTP/1.1\r\n\r\n", ("CONNECT", "127.0.0.1", 8443)),
+    (b"GET http://localhost/x HTTP/1.1\r\n\r\n", ("GET", "localhost", 80)),
+    (b"GET https://[::1]:9/x HTTP/1.1\r\n\r\n", ("GET", "::1", 9)),
+    (b"GET /relative HTTP/1.1\r\n\r\n", None),
+    (b"garbage\r\n\r\n", None),
+])
+def test_request_targets(head, want):
+    assert _target(head) == want
+
+
+def test_loopback_names():
+    assert is_loopback("127.0.0.1") and is_loopback("127.9.9.9") and is_loopback("::1")
+    assert is_loopback("localhost") and not is_loopback("10.0.0.1")
+    assert not is_loopback("example.com")

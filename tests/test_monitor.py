@@ -1,0 +1,155 @@
+"""wire.monitor: each frame rule fires on the frame that breaks it, and only there.
+
+Frames are classified by wire.framing exactly as the transport does; the
+monitor is fed the host's own requests first, as the transport feeds it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from wire import monitor as m
+from wire.framing import classify
+
+
+def frame(obj) -> object:
+    line = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return classify(line)
+
+
+def mon(*requests) -> m.Monitor:
+    mo = m.Monitor()
+    for rid, method, params in requests:
+        mo.outbound(1, {"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+    return mo
+
+
+def rules(mo, obj, generation=1):
+    return [f.rule for f in mo.inbound(generation, frame(obj))]
+
+
+TREE = (2, "repo/tree", {"repo": "local/alpha", "ref": None})
+SEARCH = (3, "search/code", {"q": "x", "limit": 500, "partial": True})
+ONESHOT = (4, "search/code", {"q": "x", "limit": 500})
+BLOB = (5, "repo/blob", {"repo": "local/alpha", "sha": "s"})
+HIT = {"repo": "local/alpha", "path": "a.rs", "matches": ["x"]}
+
+
+def ok(rid, result):
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def test_a_conforming_exchange_has_no_findings():
+    mo = mon(TREE, SEARCH, BLOB)
+    assert rules(mo, ok(2, {"entries": [{"path": "a", "type": "blob", "sha": "1"}],
+                            "x_unknown": [1]})) == []
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
+                      "params": {"id": 3, "items": [HIT]}}) == []
+    assert rules(mo, ok(3, {"items": [], "truncated": False})) == []
+    assert rules(mo, ok(5, {"bytes_b64": base64.b64encode(b"\0\1\2").decode()})) == []
+    assert rules(mo, {"jsonrpc": "2.0", "method": "window/logMessage", "params": {}}) == []
+
+
+@pytest.mark.parametrize("line, rule", [
+    (b"\xff\xfe not utf-8", m.STDOUT_UTF8),
+    (b"adapter v1.0 starting", m.STDOUT_JSON),
+    (b'{"jsonrpc":"2.0","id":2,"result":{}} {"jsonrpc":"2.0"}', m.STDOUT_JSON),
+    (b'[{"jsonrpc":"2.0","id":2,"result":{}}]', m.STDOUT_JSON),
+    (b"42", m.STDOUT_JSON),
+])
+def test_what_is_not_a_protocol_message(line, rule):
+    assert rules(mon(TREE), line) == [rule]
+
+
+def test_reply_ids():
+    mo = mon(TREE, BLOB)
+    assert rules(mo, {"jsonrpc": "2.0", "id": None, "error": {"code": -32601,
+                                                            "message": "m"}}) == [m.REPLY_ID]
+    assert rules(mo, {"jsonrpc": "2.0", "id": "2", "result": {}}) == [m.REPLY_ID]
+    assert rules(mo, {"jsonrpc": "2.0", "id": 2.0, "result": {}}) == [m.REPLY_ID]
+    assert rules(mo, ok(99, {})) == [m.REPLY_UNKNOWN]
+    assert rules(mo, ok(2, {"entries": []})) == []
+    assert rules(mo, ok(2, {"entries": []})) == [m.REPLY_TWICE]
+
+
+def test_an_id_sent_to_another_generation_is_unknown_to_this_one():
+    mo = mon(TREE, SEARCH)   # both sent to generation 1
+    assert rules(mo, ok(2, {"entries": []}), generation=2) == [m.REPLY_UNKNOWN]
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
+                      "params": {"id": 3, "items": [HIT]}}, generation=2) == [m.PARTIAL_ID]
+    assert rules(mo, ok(2, {"entries": []}), generation=1) == []   # its own process's reply
+
+
+def test_envelope_members():
+    mo = mon(TREE, BLOB)
+    assert rules(mo, {"id": 2, "result": {"entries": []}}) == [m.JSONRPC]
+    assert rules(mo, {"jsonrpc": "2.0", "id": 5, "result": {"bytes_b64": ""},
+                      "error": None}) == [m.REPLY_MEMBERS]
+
+
+def test_requests_to_the_host():
+    mo = mon(TREE, SEARCH)
+    assert rules(mo, {"jsonrpc": "2.0", "id": 3, "method": "$/partial",
+                      "params": {"id": 3, "items": [HIT]}}) == [m.REQUEST_TO_HOST]
+    assert rules(mo, {"jsonrpc": "2.0", "id": 2, "method": "workspace/configuration",
+                      "params": {}}) == [m.REQUEST_TO_HOST]
+
+
+def test_partials():
+    mo = mon(TREE, SEARCH, ONESHOT)
+    part = lambda rid, items=(HIT,): {"jsonrpc": "2.0", "method": "$/partial",  # noqa: E731
+                                       "params": {"id": rid, "items": list(items)}}
+    assert rules(mo, part(4)) == [m.PARTIAL_OPT_IN]
+    assert rules(mo, part(2)) == [m.PARTIAL_OPT_IN]
+    assert rules(mo, part(77)) == [m.PARTIAL_ID]
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
+                      "params": {"id": None, "items": []}}) == [m.PARTIAL_ID]
+    assert rules(mo, part(3, [{"path": "a.rs"}])) == [m.PARTIAL_ITEMS]
+    assert rules(mo, {"method": "$/partial", "params": {"id": 3, "items": []}}) == [m.JSONRPC]
+    assert rules(mo, ok(3, {"items": []})) == []
+    assert rules(mo, part(3)) == [m.PARTIAL_AFTER_REPLY]
+
+
+def test_result_shapes_by_method():
+    mo = mon(TREE, BLOB, (6, "repo/log", {"repo": "r", "path": None, "ref": None,
+                                          "limit": None}))
+    found = mo.inbound(1, frame(ok(2, {"entries": [{"path": "a", "type": "blob"}]})))
+    assert [f.rule for f in found] == [m.RESULT_SHAPE]
+    assert "entries[0].sha" in found[0].detail and found[0].method == "repo/tree"
+    assert found[0].where() == "repo/tree (id 2), generation 1"
+    assert rules(mo, ok(6, {"items": [{"sha": "c", "subject": "s", "author": 7,
+                                       "date": "2026-01-01T00:00:00Z"}]})) == [m.RESULT_SHAPE]
+
+
+@pytest.mark.parametrize("text", ["AAEC\n", "AAE", "AA-_", "AAE=AAE=x", "QR=="])
+def test_base64_is_strict_everywhere(text):
+    mo = mon(BLOB, (7, "repo/blob_at", {"repo": "r", "path": "p", "ref": None}))
+    assert rules(mo, ok(5, {"bytes_b64": text})) == [m.BASE64]
+    assert rules(mo, ok(7, {"bytes_b64": text, "sha": "s"})) == [m.BASE64]
+
+
+@pytest.mark.parametrize("error, strength", [
+    ({"code": "1", "message": "m"}, "must"),
+    ({"code": 1, "message": ""}, "must"),
+    ({"code": 1, "message": "m", "data": "auth"}, "must"),
+    ({"code": 1, "message": "m", "data": {"kind": 3}}, "must"),
+    ({"code": 1, "message": "m", "data": {"kind": "rate_limited", "retry_after_s": 1.5}}, "must"),
+    ({"code": 1, "message": "m", "data": {"retry_after_s": -1}}, "must"),
+    ({"code": 0, "message": "m"}, "should"),
+])
+def test_error_shapes(error, strength):
+    mo = mon(TREE)
+    found = mo.inbound(1, frame({"jsonrpc": "2.0", "id": 2, "error": error}))
+    assert [(f.rule, f.strength) for f in found] == [(m.ERROR_SHAPE, strength)]
+
+
+def test_legal_errors_pass():
+    mo = mon(TREE, BLOB)
+    assert rules(mo, {"jsonrpc": "2.0", "id": 2, "error": {
+        "code": -32601, "message": "unknown method", "data": {"kind": "x_future",
+                                                              "retry_after_s": 0, "y": None}}}) == []
+    assert rules(mo, {"jsonrpc": "2.0", "id": 5, "error": {"code": 404, "message": "m",
+                                                           "data": None}}) == []

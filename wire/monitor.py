@@ -1,0 +1,345 @@
+"""The protocol monitor: the frame-level MUST rules, judged on every frame.
+
+Sans-IO, like ``session``: feed it what the host wrote (``outbound``) and
+every classified line the adapter wrote (``inbound``), per generation; it
+returns ``Finding``s, one per broken rule per frame. It keeps its own small
+table of issued ids (method, opted into streaming, answered or not) so it
+needs nothing from the session, and it never raises on hostile input.
+
+What it judges (PROTOCOL section, the rule key a Finding carries):
+
+* ``stdout-utf8``      §1.2, §7.2  stdout is valid UTF-8
+* ``stdout-json``      §1.2, §7.2  each line is exactly one JSON object (no
+  banners, debug prints, two values on a line, batch arrays)
+* ``jsonrpc``          §1.2, §5.2  replies and notifications carry
+  ``"jsonrpc": "2.0"``
+* ``reply-id``         §7.3        a reply echoes the request's id as the same
+  JSON integer (``null``, ``0``, strings and floats are not ids)
+* ``reply-unknown``    §1.2        a reply names an id issued to this process
+* ``reply-twice``      §1.2        a request is answered once
+* ``reply-members``    §1.2, §6.1  exactly one of ``result`` / ``error``
+* ``request-to-host``  §7.6, §5.2  no message carries both ``id`` and
+  ``method`` (a ``$/partial`` has no top-level id)
+* ``partial-opt-in``   §5.1        no ``$/partial`` for a request that did not
+  send ``partial: true``
+* ``partial-after-reply`` §5.3     no ``$/partial`` after its request's reply
+* ``partial-id``       §5.2        ``params.id`` names a request of this process
+* ``partial-items``    §5.2        ``params.items`` is an array of hit objects
+* ``result-shape``     §3          a result has its method's required members
+  with their JSON types (``wire.messages`` models)
+* ``base64``           §3.4, §3.5  every ``bytes_b64`` is strict standard base64
+* ``error-shape``      §6.1, §6.3  an error's code, message and data
+
+Which case owns which rule is the suite's business (``cases/``), not this
+module's. A late reply to a request the host gave up on (timed out) is not a
+violation: the adapter cannot know the host stopped waiting.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any, Iterable
+
+import attrs
+
+from wire.framing import (INVALID_ID, INVALID_UTF8, MALFORMED, OVERSIZE, PARTIAL, REPLY, Frame,
+                          usable_id)
+from wire.messages import RESULT_TYPES, ErrorObject, PartialParams, ShapeError, structure
+
+STDOUT_UTF8 = "stdout-utf8"
+STDOUT_JSON = "stdout-json"
+JSONRPC = "jsonrpc"
+REPLY_ID = "reply-id"
+REPLY_UNKNOWN = "reply-unknown"
+REPLY_TWICE = "reply-twice"
+REPLY_MEMBERS = "reply-members"
+REQUEST_TO_HOST = "request-to-host"
+PARTIAL_OPT_IN = "partial-opt-in"
+PARTIAL_AFTER_REPLY = "partial-after-reply"
+PARTIAL_ID = "partial-id"
+PARTIAL_ITEMS = "partial-items"
+RESULT_SHAPE = "result-shape"
+BASE64 = "base64"
+ERROR_SHAPE = "error-shape"
+
+RULES: dict[str, str] = {
+    STDOUT_UTF8: "§1.2, §7.2",
+    STDOUT_JSON: "§1.2, §7.2",
+    JSONRPC: "§1.2, §5.2",
+    REPLY_ID: "§7.3",
+    REPLY_UNKNOWN: "§1.2",
+    REPLY_TWICE: "§1.2",
+    REPLY_MEMBERS: "§1.2, §6.1",
+    REQUEST_TO_HOST: "§7.6, §5.2",
+    PARTIAL_OPT_IN: "§5.1",
+    PARTIAL_AFTER_REPLY: "§5.3",
+    PARTIAL_ID: "§5.2",
+    PARTIAL_ITEMS: "§5.2",
+    RESULT_SHAPE: "§3",
+    BASE64: "§3.4, §3.5",
+    ERROR_SHAPE: "§6.1, §6.3",
+}
+
+# JSON-RPC's reserved range, for protocol-level failures (§6.1).
+RESERVED_CODES = range(-32768, -32000 + 1)
+_EVIDENCE_CHARS = 160
+
+
+@attrs.frozen
+class Finding:
+    """One broken rule on one frame.
+
+    ``strength`` is "must" (the owner fails) or "should" (the owner warns).
+    ``request_id``/``method`` name the request the frame belongs to, when it
+    names one the host issued; ``seq`` is the frame's transcript seq if given.
+    """
+    rule: str
+    detail: str
+    generation: int
+    strength: str = "must"
+    request_id: int | None = None
+    method: str | None = None
+    seq: int | None = None
+    raw: str = ""
+
+    def where(self) -> str:
+        """'repo/tree (id 7), generation 2' or 'generation 2'."""
+        what = ""
+        if self.method is not None:
+            what = f"{self.method} (id {self.request_id}), "
+        elif self.request_id is not None:
+            what = f"id {self.request_id}, "
+        return f"{what}generation {self.generation}"
+
+
+@attrs.define
+class _Issued:
+    method: str
+    generation: int
+    streaming: bool
+    params: Any = None
+    answered: bool = False
+
+
+def strict_base64_problem(text: Any) -> str | None:
+    """None when ``text`` is strict standard base64 (RFC 4648 alphabet,
+    ``=`` padding, no whitespace, canonical), else what is wrong with it."""
+    if not isinstance(text, str):
+        return "is not a string"
+    if re.search(r"\s", text):
+        return "contains whitespace or line breaks"
+    if re.search(r"[-_]", text):
+        return "uses the URL-safe alphabet ('-' or '_')"
+    if len(text) % 4:
+        return f"is not padded to a multiple of 4 characters (length {len(text)})"
+    try:
+        decoded = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        return f"does not decode ({exc})"
+    if base64.b64encode(decoded).decode("ascii") != text:
+        return "is not canonical (re-encoding the decoded bytes gives other text)"
+    return None
+
+
+def error_shape_problems(error: Any) -> list[tuple[str, str]]:
+    """(strength, problem) pairs for an ``error`` member (§6.1, §6.3, RULINGS
+    "Attribution"): code an integer (positive, or in the reserved range for
+    protocol-level failures: a SHOULD), message a non-empty string, data an
+    object, kind a non-empty string, retry_after_s a non-negative integer."""
+    if not isinstance(error, dict):
+        return [("must", f"error is not an object ({_short(error)})")]
+    out: list[tuple[str, str]] = []
+    code = error.get("code")
+    if type(code) is not int:
+        out.append(("must", f"error.code is not an integer ({_short(code)})"))
+    elif code <= 0 and code not in RESERVED_CODES:
+        out.append(("should", f"error.code {code} is neither positive nor a reserved "
+                              f"JSON-RPC code"))
+    message = error.get("message")
+    if not isinstance(message, str) or not message.strip():
+        out.append(("must", f"error.message is not a non-empty string ({_short(message)})"))
+    if "data" in error and error["data"] is not None:
+        data = error["data"]
+        if not isinstance(data, dict):
+            out.append(("must", f"error.data is not an object ({_short(data)})"))
+        else:
+            if "kind" in data and (not isinstance(data["kind"], str) or not data["kind"]):
+                out.append(("must", f"error.data.kind is not a non-empty string "
+                                    f"({_short(data['kind'])})"))
+            if "retry_after_s" in data:
+                value = data["retry_after_s"]
+                if type(value) is not int or value < 0:
+                    out.append(("must", f"error.data.retry_after_s is not a non-negative "
+                                        f"integer ({_short(value)})"))
+    return out
+
+
+def _short(value: Any) -> str:
+    import json
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class Monitor:
+    """The frame rules for one adapter (all its generations; ids are global
+    to it, as the host's counter is)."""
+
+    def __init__(self) -> None:
+        self._issued: dict[int, _Issued] = {}
+
+    # ------------------------------------------------------------ host side
+
+    def outbound(self, generation: int, msg: Any) -> None:
+        """Something the host wrote: requests are remembered by id."""
+        if not isinstance(msg, dict):
+            return
+        rid = msg.get("id")
+        method = msg.get("method")
+        if usable_id(rid) and isinstance(method, str):
+            params = msg.get("params")
+            streaming = isinstance(params, dict) and params.get("partial") is True
+            self._issued[rid] = _Issued(method, generation, streaming, params)
+
+    def method_of(self, rid: Any) -> str | None:
+        issued = self._issued.get(rid) if usable_id(rid) else None
+        return issued.method if issued is not None else None
+
+    def params_of(self, rid: Any) -> Any:
+        issued = self._issued.get(rid) if usable_id(rid) else None
+        return issued.params if issued is not None else None
+
+    # --------------------------------------------------------- adapter side
+
+    def inbound(self, generation: int, frame: Frame, seq: int | None = None) -> list[Finding]:
+        """Every rule ``frame`` breaks (an empty list when it breaks none)."""
+        out: list[Finding] = []
+
+        def found(rule, detail, *, strength="must", rid=None, method=None):
+            out.append(Finding(rule, detail, generation, strength, rid, method, seq,
+                               _evidence(frame)))
+
+        if frame.violation == INVALID_UTF8:
+            found(STDOUT_UTF8, "a line on stdout is not valid UTF-8 (the host ends the "
+                               "generation)")
+            return out
+        if frame.violation == OVERSIZE:
+            return out   # the harness's own cap (the host has none): not a protocol rule
+        if frame.violation == MALFORMED:
+            found(STDOUT_JSON, "a line on stdout is not one JSON value (a banner, a debug "
+                               "print, two values on one line or cut JSON?)")
+            return out
+        msg = frame.msg
+        if not isinstance(msg, dict):
+            found(STDOUT_JSON, f"a line on stdout is JSON but not an object "
+                               f"({type(msg).__name__}; batch arrays are not supported)")
+            return out
+        if msg.get("jsonrpc") != "2.0":
+            what = "a reply" if "id" in msg else "a notification"
+            found(JSONRPC, f"{what} without \"jsonrpc\": \"2.0\" (got "
+                           f"{_short(msg.get('jsonrpc')) if 'jsonrpc' in msg else 'none'})",
+                  rid=msg.get("id") if usable_id(msg.get("id")) else None,
+                  method=self.method_of(msg.get("id")))
+        if "id" in msg and "method" in msg:
+            method = msg.get("method")
+            found(REQUEST_TO_HOST,
+                  f"a message with both \"id\" and \"method\" ({_short(method)}): "
+                  + ("a $/partial carries no top-level id"
+                     if method == "$/partial" else "adapters send no requests to the host"),
+                  rid=msg["id"] if usable_id(msg["id"]) else None,
+                  method=self.method_of(msg["id"]))
+            return out   # the host routes it as a reply; its content is not a reply's
+        if frame.kind == REPLY or frame.violation == INVALID_ID:
+            self._reply(generation, msg, found)
+        elif frame.kind == PARTIAL or msg.get("method") == "$/partial":
+            self._partial(generation, msg, found)
+        return out
+
+    def _reply(self, generation: int, msg: dict, found) -> None:
+        rid = msg.get("id")
+        if not usable_id(rid):
+            found(REPLY_ID, f"a reply whose id {_short(rid)} is not the request's JSON "
+                            f"integer (a reply to a notification, or an id not echoed "
+                            f"verbatim?)")
+            return
+        issued = self._issued.get(rid)
+        if issued is None:
+            found(REPLY_UNKNOWN, f"a reply for id {rid}, which the host never issued to "
+                                 f"this adapter", rid=rid)
+            return
+        method = issued.method
+        if issued.generation != generation:
+            found(REPLY_UNKNOWN, f"a reply for id {rid}, which was sent to generation "
+                                 f"{issued.generation}, not to this process", rid=rid,
+                  method=method)
+            return
+        if issued.answered:
+            found(REPLY_TWICE, f"a second reply for id {rid}, already answered", rid=rid,
+                  method=method)
+            return
+        issued.answered = True
+        has_result, has_error = "result" in msg, "error" in msg
+        if has_result == has_error:
+            found(REPLY_MEMBERS, "a reply with both \"result\" and \"error\"" if has_result
+                  else "a reply with neither \"result\" nor \"error\"", rid=rid, method=method)
+            return
+        if has_error:
+            for strength, problem in error_shape_problems(msg["error"]):
+                found(ERROR_SHAPE, problem, strength=strength, rid=rid, method=method)
+            return
+        self._result(rid, method, msg["result"], found)
+
+    def _result(self, rid: int, method: str, result: Any, found) -> None:
+        model = RESULT_TYPES.get(method)
+        if model is None or method == "initialize":
+            return   # the handshake's reply belongs to FC-001..004 (RULINGS)
+        try:
+            structure(result, model)
+        except ShapeError as exc:
+            found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method)
+            return
+        if method in ("repo/blob", "repo/blob_at"):
+            problem = strict_base64_problem(result.get("bytes_b64"))
+            if problem is not None:
+                found(BASE64, f"bytes_b64 {problem}", rid=rid, method=method)
+
+    def _partial(self, generation: int, msg: dict, found) -> None:
+        params = msg.get("params")
+        rid = params.get("id") if isinstance(params, dict) else None
+        if not usable_id(rid):
+            found(PARTIAL_ID, f"a $/partial whose params.id {_short(rid)} is not a request id")
+            return
+        issued = self._issued.get(rid)
+        if issued is None or issued.generation != generation:
+            found(PARTIAL_ID, f"a $/partial for id {rid}, which the host never issued to "
+                              f"this process", rid=rid)
+            return
+        method = issued.method
+        if not issued.streaming:
+            found(PARTIAL_OPT_IN, f"a $/partial for a request that did not opt in "
+                                  f"(no \"partial\": true)", rid=rid, method=method)
+        elif issued.answered:
+            found(PARTIAL_AFTER_REPLY, "a $/partial after its request's reply", rid=rid,
+                  method=method)
+        try:
+            structure(params, PartialParams)
+        except ShapeError as exc:
+            found(PARTIAL_ITEMS, f"$/partial params: {exc}", rid=rid, method=method)
+
+
+def _evidence(frame: Frame) -> str:
+    line = frame.line or b""
+    text = line[: _EVIDENCE_CHARS * 4].decode("utf-8", "backslashreplace")
+    return text if len(text) <= _EVIDENCE_CHARS else text[:_EVIDENCE_CHARS - 3] + "..."
+
+
+def by_rule(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Findings grouped by rule key, in the order they were found."""
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        out.setdefault(f.rule, []).append(f)
+    return out
