@@ -6,14 +6,16 @@ group adapter. The only fixed wait is FC-054's named SILENCE_S window.
 
 import threading
 import time
+from pathlib import Path
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
+from cases.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
 from cases.explain import describe
 from cases.netwatch import Canary, SocketSampler
 from cases.replies import (folded, listed_ids, path_types, reply_like, serves_like, tree,
                            tree_what, try_request, wait_first_partial_or_end)
-from cases.settings import DEADLINE_S, SILENCE_S
-from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, WIDE
+from cases.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
+from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
+                             VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
 from wire.messages import KNOWN_CAPABILITIES, SearchResult, Tree, read
 
@@ -229,13 +231,6 @@ def changed_listing(before, result):
 
 
 # ---------------------------------------------------------------- FC-055 (v1.6 coverage)
-# Appended as a block of its own so the module's head stays as it is.
-
-from pathlib import Path  # noqa: E402
-
-from cases.expect import try_request as _try  # noqa: E402
-from cases.plugin import CACHE_PROVIDER, fail as _fail, skip as _skip  # noqa: E402
-from fixture.catalog import VCS, VCS_THREE_COMMITS  # noqa: E402
 
 
 def exercise(adapter, fx):
@@ -251,7 +246,7 @@ def exercise(adapter, fx):
         asks.append(("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None,
                                   "limit": None}))
     for method, params in asks:
-        _try(adapter, method, params)
+        try_request(adapter, method, params)
 
 
 @case("FC-055")
@@ -266,10 +261,10 @@ def test_host_cache_root_untouched(adapter, fx):
     """
     cache_dir = adapter.init_params.get("cache_dir")
     if not isinstance(cache_dir, str):
-        _skip("the group adapter was started without cache_dir")
+        skip("the group adapter was started without cache_dir")
     cache = Path(cache_dir)
     if cache.parent.name != "providers" or cache.parent.parent.name != "rootle":
-        _fail("the suite hands cache_dir in the host's layout", expected="<root>/rootle/"
+        fail("the suite hands cache_dir in the host's layout", expected="<root>/rootle/"
               f"providers/{CACHE_PROVIDER}", got=cache_dir)
     exercise(adapter, fx)
     root = cache.parent.parent
