@@ -74,6 +74,10 @@ OWNERS: dict[str, str] = {
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
     "blame replies are": "FC-098",
+    "serving repo/commit at all is": "FC-099",
+    "commit replies are": "FC-100",
+    "commit files are": "FC-103",
+    "org/repos entries are": "FC-111",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

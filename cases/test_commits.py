@@ -1,27 +1,29 @@
 """Commit cases (FC-100..FC-109): repo/commit, v1.6 (PROTOCOL §3.12).
 
 Every commit of the vcs repo (both branches and the merged topic) is asked
-once per adapter process by git's full id (cases/commits_expect.py) and
-judged against git itself: parents, message, author date, the first-parent
+once per adapter process by git's full id (cases/commitfacts.py), read as
+wire.messages.Commit, and judged against git itself (cases/gitfacts.py): parents, message, author date, the first-parent
 change list (root: against the empty tree), git's numstat. Each case reads
 the capabilities first and skips, saying why, when `commit` is false or
 absent (the host never sends repo/commit then) or when git is missing.
-FC-099 keeps capability honesty; the reply belongs to these cases.
+FC-099 keeps capability honesty; the reply belongs to these cases, its
+shape to FC-100 (every other case reads around a malformed member).
 """
 
 import re
 
-from cases.commits_expect import (all_commits, ask, canonical, facts, is_count, need_files,
-                                  patch_counts, patch_problem, require_commit, tip_sha)
-from cases.expect import expect_error, instant, listing, need, show, unknown_commit_id
-from cases.plugin import case, fc_assert, warn
+from cases.api import case, fc_assert, listing, need, owner, show, warn
+from cases.commitfacts import (ask, canonical, need_files, patch_counts, patch_problem,
+                               require_commit, resolves_to)
+from cases.formats import instant
+from cases.gitfacts import git_all_commits, git_commit, git_tip, unknown_commit_id
+from cases.replies import expect_error
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
                              VCS_RENAMED)
-from wire.messages import COMMIT_STATUSES, Commit, ShapeError, structure
+from wire.messages import COMMIT_STATUSES
 
 SPEC = "§Methods repo/commit (v1.6)"
 BASIC_ISO = re.compile(r"^\d{8}T\d{4}(\d{2})?([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?$")
-SERVING = "serving repo/commit at all is FC-099's"
 
 
 def short(sha):
@@ -29,28 +31,18 @@ def short(sha):
 
 
 def each_commit(adapter, fx):
-    """(sha, git facts, result object) for every commit the adapter served;
-    a commit it did not serve is FC-100's business."""
-    for sha in all_commits(fx):
+    """(sha, git facts, the reply read as a Commit, the result as sent) for
+    every commit the adapter served; a commit it did not serve is FC-100's
+    business."""
+    for sha in git_all_commits(fx):
         asked = ask(adapter, fx, sha)
-        if asked.error is None and isinstance(asked.result, dict):
-            yield sha, facts(fx, sha), asked.result
+        if asked.commit is not None:
+            yield sha, git_commit(fx, sha), asked.commit, asked.result
 
 
-def resolves_to(adapter, fx, spelled, sha):
-    """Whether the commit id ``spelled`` (the adapter's vocabulary) names git's
-    commit ``sha``: the same id, or one repo/commit accepts and answers with
-    that commit's message and author date (RULINGS "Content and revisions")."""
-    if spelled == sha:
-        return True
-    if not isinstance(spelled, str) or not spelled:
-        return False
-    again = ask(adapter, fx, spelled)
-    if again.error is not None or not isinstance(again.result, dict):
-        return False
-    want = facts(fx, sha)
-    return (again.result.get("message") == want.message
-            and instant(again.result.get("date")) == want.date)
+def files_of(commit, sha, result, git):
+    """The commit's files by path (a rename split in two folded), and the folded paths."""
+    return canonical(need_files(commit, sha, result), git)
 
 
 @case("FC-100")
@@ -66,21 +58,20 @@ def test_commit_shape(adapter, fx):
     string "false".
     """
     require_commit(adapter, fx)
-    tip = ask(adapter, fx, tip_sha(fx))
+    tip = ask(adapter, fx, git_tip(fx))
     need(tip.error is None, f"repo/commit of {VCS_DEFAULT_BRANCH}'s tip answered an error "
-         f"({tip.error.message if tip.error else ''!r})", SERVING)
+         f"({tip.error.message if tip.error else ''!r})", owner("serving repo/commit at all is"))
     problems = []
-    for sha in all_commits(fx):
+    for sha in git_all_commits(fx):
         asked = ask(adapter, fx, sha)
         if asked.error is not None:
             problems.append(f"{short(sha)}: an error ({asked.error.message!r})")
             continue
-        try:
-            structure(asked.result, Commit)
-        except ShapeError as exc:
-            problems.append(f"{short(sha)}: {exc}")
+        if asked.reading.problems:
+            problems.append(f"{short(sha)}: " + "; ".join(
+                f"{p or '(top level)'}: {m}" for p, m in asked.reading.problems[:3]))
             continue
-        date = asked.result["date"]
+        date = asked.commit.date
         if instant(date) is None:
             if BASIC_ISO.match(date.strip()):
                 warn(f"{short(sha)}: date {date!r} is ISO-8601's basic format (the host shows "
@@ -88,7 +79,7 @@ def test_commit_shape(adapter, fx):
             else:
                 problems.append(f"{short(sha)}: date {date!r} is not ISO-8601")
     fc_assert(not problems, expected="a well-formed commit for each of the repository's "
-              f"{len(all_commits(fx))} commits", got=listing(problems, 3),
+              f"{len(git_all_commits(fx))} commits", got=listing(problems, 3),
               why="repo/commit answers the protocol's commit shape")
 
 
@@ -103,9 +94,9 @@ def test_commit_identity(adapter, fx):
     """
     require_commit(adapter, fx)
     judged = 0
-    for sha, git, result in each_commit(adapter, fx):
+    for sha, git, commit, result in each_commit(adapter, fx):
         judged += 1
-        spelled = result.get("sha")
+        spelled = commit.sha
         if isinstance(spelled, str) and spelled != sha:
             if len(spelled) >= 4 and sha.startswith(spelled):
                 warn(f"{short(sha)}: sha {spelled!r} is a shorter spelling of the full id")
@@ -113,19 +104,19 @@ def test_commit_identity(adapter, fx):
                 fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
                           got=f"sha {show(spelled)}, which does not resolve to that commit",
                           why="a commit reply's sha names the commit asked for")
-        parents = result.get("parents")
-        if isinstance(parents, list):
+        if isinstance(result.get("parents"), list):   # parents are optional: judged when given
+            parents = commit.parents
             ok = len(parents) == len(git.parents) and all(
                 resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
             fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
-                      f"parent first)", got=f"parents {show(parents)} for {short(sha)}",
+                      f"parent first)", got=f"parents {show(result['parents'])} for {short(sha)}",
                       why="parents are the commit's parents in order ([] for a root commit)")
-        when = instant(result.get("date"))
+        when = instant(commit.date)
         if when is not None:
             fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {short(sha)}",
-                      got=f"date {result.get('date')!r}", why="date is the commit's author date")
-    need(judged, "repo/commit answered no commit of vcs with a result", "commit replies are "
-         "FC-100's")
+                      got=f"date {commit.date!r}", why="date is the commit's author date")
+    need(judged, "repo/commit answered no commit of vcs with a result",
+         owner("commit replies are"))
 
 
 @case("FC-102")
@@ -137,8 +128,8 @@ def test_commit_message(adapter, fx):
     """
     require_commit(adapter, fx)
     bodies = 0
-    for sha, git, result in each_commit(adapter, fx):
-        message = result.get("message")
+    for sha, git, commit, _ in each_commit(adapter, fx):
+        message = commit.message
         if not isinstance(message, str):
             continue   # FC-100's
         bodies += "\n" in git.message
@@ -152,7 +143,7 @@ def test_commit_message(adapter, fx):
             why = "the message is the commit's complete message"
         fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
                   why=f"{short(sha)}: {why}")
-    need(bodies, "no commit with a body was answered", "commit replies are FC-100's")
+    need(bodies, "no commit with a body was answered", owner("commit replies are"))
 
 
 @case("FC-103")
@@ -166,13 +157,13 @@ def test_first_parent_changes(adapter, fx):
     Falsified by: merge-last-parent-diff: a merge's files are its diff against the last parent.
     """
     require_commit(adapter, fx)
-    for sha, git, result in each_commit(adapter, fx):
-        by_path = canonical(need_files(result, sha), git)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, _ = files_of(commit, sha, result, git)
         want = {c.path: c.status for c in git.changes}
         got = set(by_path)
         kind = ("the root commit, against the empty tree" if not git.parents else
                 "a merge, against its first parent" if len(git.parents) > 1 else "a commit")
-        if result.get("truncated") is True:
+        if commit.truncated is True:
             fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
                       got=f"also {listing(got - set(want))}",
                       why=f"{short(sha)} ({kind}): files are the first-parent diff")
@@ -181,9 +172,9 @@ def test_first_parent_changes(adapter, fx):
                       got=f"missing {listing(set(want) - got) or 'none'}; extra "
                       f"{listing(got - set(want)) or 'none'}",
                       why=f"{short(sha)} ({kind}): files are the first-parent diff")
-        wrong = [f"{p}: {by_path[p].get('status')!r} (git: {want[p]})" for p in sorted(got)
-                 if p in want and by_path[p].get("status") in COMMIT_STATUSES
-                 and by_path[p].get("status") != want[p]]
+        wrong = [f"{p}: {by_path[p].status!r} (git: {want[p]})" for p in sorted(got)
+                 if p in want and by_path[p].status in COMMIT_STATUSES
+                 and by_path[p].status != want[p]]
         fc_assert(not wrong, expected="git's status for every changed path",
                   got=listing(wrong, 3), why=f"{short(sha)} ({kind}): each file's status is "
                   f"the change git sees")
@@ -199,27 +190,28 @@ def test_statuses(adapter, fx):
     """
     require_commit(adapter, fx)
     renamed, unknown = 0, []
-    for sha, git, result in each_commit(adapter, fx):
-        by_path = canonical(need_files(result, sha), git)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
         for path, f in sorted(by_path.items()):
-            status = f.get("status")
+            status = f.status
             if isinstance(status, str) and status not in COMMIT_STATUSES:
                 unknown.append(f"{short(sha)} {path}: {status!r}")
-            if status != "renamed" or f.get("_split"):
+            if status != "renamed" or path in folded:
                 continue
             renamed += 1
             change = git.change_of(path)
-            prev = f.get("previous_path")
+            prev = f.previous_path
             want = change.previous_path if change is not None else None
             fc_assert(isinstance(prev, str) and (want is None or prev == want),
                       expected=f"previous_path {show(want) if want else 'a string'}",
-                      got=f"previous_path {show(prev)}" if "previous_path" in f
+                      got=f"previous_path {show(prev)}" if prev is not None
                       else "no previous_path",
                       why=f"{short(sha)} {path}: a renamed file carries previous_path")
     if unknown:
         warn(f"{len(unknown)} file(s) with a status other than {', '.join(COMMIT_STATUSES)} "
              f"(the host reads it as modified): {listing(unknown, 3)}")
-    need(renamed or not any(c.letter == "R" for s in all_commits(fx) for c in facts(fx, s).changes),
+    need(renamed or not any(c.letter == "R" for s in git_all_commits(fx)
+                            for c in git_commit(fx, s).changes),
          f"no commit listed {VCS_RENAMED[1]} as renamed", None)
 
 
@@ -234,15 +226,15 @@ def test_patch_format(adapter, fx):
     """
     require_commit(adapter, fx)
     problems, seen = [], 0
-    for sha, git, result in each_commit(adapter, fx):
-        for f in need_files(result, sha):
-            patch = f.get("patch")
+    for sha, git, commit, result in each_commit(adapter, fx):
+        for f in need_files(commit, sha, result):
+            patch = f.patch
             if not isinstance(patch, str) or patch == "":
                 continue
             seen += 1
             problem = patch_problem(patch)
             if problem:
-                problems.append(f"{short(sha)} {f['path']}: {problem}")
+                problems.append(f"{short(sha)} {f.path}: {problem}")
     fc_assert(not problems, expected="hunks only", got=listing(problems, 3),
               why="a patch contains only well-formed hunks")
     need(seen, "no commit of vcs carried a non-empty patch", None)
@@ -260,13 +252,13 @@ def test_metadata_only_and_binary(adapter, fx):
     """
     require_commit(adapter, fx)
     looked = set()
-    for sha, git, result in each_commit(adapter, fx):
-        by_path = canonical(need_files(result, sha), git)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
         for change in git.changes:
             f = by_path.get(change.path)
-            if f is None or f.get("_split"):
+            if f is None or change.path in folded:
                 continue
-            patch = f.get("patch")
+            patch = f.patch
             if change.same_bytes:
                 looked.add(change.path)
                 fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
@@ -275,20 +267,22 @@ def test_metadata_only_and_binary(adapter, fx):
                           f"alone has an empty patch")
             elif change.binary:
                 looked.add(change.path)
-                if f.get("binary") is True:
-                    extra = [k for k in ("patch", "additions", "deletions") if k in f]
+                if f.binary is True:
+                    extra = [k for k in ("patch", "additions", "deletions")
+                             if getattr(f, k) is not None]
                     if extra:
                         warn(f"{short(sha)} {change.path}: binary true beside "
                              f"{', '.join(extra)} (should be left out)")
                     continue
                 fc_assert(not isinstance(patch, str) or patch == "",
                           expected="binary true and no patch",
-                          got=f"binary {show(f.get('binary', False))}, patch {show(patch, 60)}",
+                          got=f"binary {show(f.binary)}, patch {show(patch, 60)}",
                           why=f"{short(sha)} {change.path}: a binary change has no text patch")
                 warn(f"{short(sha)} {change.path}: a binary change not marked binary: true "
                      f"(the host shows it as a patch that is unavailable)")
     wanted = {VCS_MODE_CHANGED, VCS_RENAMED[1], VCS_BINARY_CHANGED}
-    need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them", "files are FC-103's")
+    need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them",
+         owner("commit files are"))
 
 
 @case("FC-107")
@@ -301,22 +295,23 @@ def test_counts(adapter, fx):
     """
     require_commit(adapter, fx)
     judged = 0
-    for sha, git, result in each_commit(adapter, fx):
-        by_path = canonical(need_files(result, sha), git)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
         for path, f in sorted(by_path.items()):
-            adds, dels = f.get("additions"), f.get("deletions")
-            if not (is_count(adds) or is_count(dels)):
+            adds, dels = f.additions, f.deletions   # None: absent (or malformed: FC-100's)
+            if adds is None and dels is None:
                 continue
             judged += 1
-            patch = f.get("patch")
+            patch = f.patch
             change = git.change_of(path)
             if isinstance(patch, str):
                 plus, minus = patch_counts(patch)
-                got = {k: v for k, v in (("additions", adds), ("deletions", dels)) if is_count(v)}
+                got = {k: v for k, v in (("additions", adds), ("deletions", dels))
+                       if v is not None}
                 want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
                 fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
                           got=show(got), why=f"{short(sha)} {path}: counts match the patch")
-            elif change is not None and not f.get("_split"):
+            elif change is not None and path not in folded:
                 unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
                 zeros = (adds in (0, None) and dels in (0, None))
                 fc_assert(not (unknown and zeros),
@@ -353,10 +348,10 @@ def test_truncated_honest(adapter, fx):
     file list.
     """
     require_commit(adapter, fx)
-    for sha, git, result in each_commit(adapter, fx):
-        if result.get("truncated") is not True:
+    for sha, git, commit, result in each_commit(adapter, fx):
+        if commit.truncated is not True:
             continue
-        listed = set(canonical(need_files(result, sha), git))
+        listed = set(files_of(commit, sha, result, git)[0])
         fc_assert(listed != {c.path for c in git.changes},
                   expected="truncated false: all of git's changed paths are listed",
                   got=f"truncated true beside all {len(listed)} of them",
