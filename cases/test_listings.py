@@ -14,16 +14,24 @@ import subprocess
 import tempfile
 from urllib.parse import unquote, urlparse
 
-from cases.expect import (instant, listing, need, reply_object, served, show, try_request)
-from cases.plugin import case, fc_assert, fail, skip, warn
+from cases.api import case, fc_assert, fail, listing, need, owner, show, skip, warn
+from cases.facts import served
+from cases.formats import instant
+from cases.replies import read_reply, try_request
 from fixture.catalog import (ALPHA, BETA, TERM_LINE_PATH, VCS, VCS_DEFAULT_BRANCH,
                              VCS_FEATURE_BRANCH)
-from wire.messages import OrgRepos, RepoItem, SearchRepos, ShapeError, structure
+from wire.messages import CloneUrl, OrgRepos, OrgUrl, RepoItem, SearchRepos, WebUrl, read
 
 GIT_CLONE_TIMEOUT_S = 60
 # What git clone takes besides a local path: scheme URLs and the scp-like form.
 GIT_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh|ssh\+git|ftps?)://[^/\s]+(?:/\S*)?"
                      r"|[\w.+-]+@[\w.-]+:\S+|[\w.-]+:[^/\\\s]\S*)$")
+# The members of an org/repos object FC-112 owns (the name is FC-111's).
+OBJECT_MEMBERS = re.compile(r"repos\[(\d+)\]\.(description|private|archived|pushed_at)")
+
+
+def problems_text(problems):
+    return listing((f"{p or '(top level)'}: {m}" for p, m in problems), 3)
 
 
 def accepted_back(adapter, fx, repo_id):
@@ -56,11 +64,12 @@ def test_search_repos(adapter, fx):
     emitted = []
     for name in sorted(set(served(fx).values())):
         what = f"search/repos {name!r}"
-        result = reply_object(adapter.request("search/repos", {"query": name}), what, None)
-        try:
-            items = structure(result, SearchRepos).items
-        except ShapeError as exc:
-            fail(f"{what} answers items with a string full_name or org", got=str(exc))
+        reading = read_reply(adapter.request("search/repos", {"query": name}), SearchRepos,
+                             what, None)
+        if reading.problems:
+            fail(f"{what} answers items with a string full_name or org",
+                 got=problems_text(reading.problems))
+        items = reading.model.items
         names = [i.full_name for i in items if isinstance(i, RepoItem)]
         fc_assert(fx.repo(name) in names, expected=f"{fx.repo(name)} among the items",
                   got=f"full_name {listing(names) or 'none'}",
@@ -74,21 +83,31 @@ def test_search_repos(adapter, fx):
               why="an adapter accepts back every repository id it emitted")
 
 
-def org_entry_names(result):
-    """(names, problems) of an org/repos result read tolerantly: strings, or
-    objects with a string name."""
-    raw = result.get("repos", [])
-    if not isinstance(raw, list):
-        return [], [f"repos is {show(raw, 40)}, not an array"]
-    names, problems = [], []
-    for n, entry in enumerate(raw):
-        if isinstance(entry, str):
-            names.append(entry)
-        elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            names.append(entry["name"])
-        else:
-            problems.append(f"repos[{n}] is {show(entry, 40)}")
-    return names, problems
+def org_repos(adapter, fx, what):
+    """(org/repos of the fixture's org read as OrgRepos, the result as sent); a
+    reply that is not an object fails the running case."""
+    result = adapter.request("org/repos", {"org": fx.org})
+    return read_reply(result, OrgRepos, what, None), result
+
+
+def org_entry_names(reading, result):
+    """(names, problems) of an org/repos reply: the names of its entries that
+    are strings or objects with a string name, and the problems FC-111 owns
+    (repos not an array, an entry neither a string nor an object, a name
+    that is not a string). An object read around for a member FC-112 owns
+    (description, private, archived, pushed_at) still names its repository."""
+    names = [r.name for r in reading.model.repos]
+    later = {}   # entry index -> its name, for entries left out over FC-112's members
+    problems = []
+    for path, message in reading.problems:
+        m = OBJECT_MEMBERS.fullmatch(path)
+        if m is None:
+            problems.append(f"{path or '(top level)'}: {message}")
+            continue
+        entry = result["repos"][int(m.group(1))]
+        if isinstance(entry.get("name"), str):
+            later[int(m.group(1))] = entry["name"]
+    return names + list(later.values()), problems
 
 
 @case("FC-111")
@@ -102,8 +121,8 @@ def test_org_repos(adapter, fx):
     """
     require_orgs(adapter)
     what = f"org/repos of {fx.org!r}"
-    names, problems = org_entry_names(reply_object(adapter.request("org/repos", {"org": fx.org}),
-                                                   what, None))
+    reading, result = org_repos(adapter, fx, what)
+    names, problems = org_entry_names(reading, result)
     fc_assert(not problems, expected="entries that are strings or objects with a string name",
               got=listing(problems, 3), why="org/repos entries are names")
     prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
@@ -134,16 +153,14 @@ def test_org_repo_objects(adapter, fx):
     seconds as a string.
     """
     require_orgs(adapter)
-    result = reply_object(adapter.request("org/repos", {"org": fx.org}), "org/repos", None)
-    names, problems = org_entry_names(result)
-    need(not problems, f"org/repos entries {listing(problems, 2)}", "entries are FC-111's")
-    objects = [e for e in result.get("repos", []) if isinstance(e, dict)]
-    try:
-        structure({"repos": objects}, OrgRepos)
-    except ShapeError as exc:
-        fail("org/repos objects have the v1.4 member types", got=str(exc))
-    bad = [f"{o['name']}: pushed_at {o['pushed_at']!r}" for o in objects
-           if o.get("pushed_at") is not None and instant(o.get("pushed_at")) is None]
+    reading, result = org_repos(adapter, fx, "org/repos")
+    names, problems = org_entry_names(reading, result)
+    need(not problems, f"org/repos entries {listing(problems, 2)}", owner("org/repos entries are"))
+    typed = [(p, m) for p, m in reading.problems if OBJECT_MEMBERS.fullmatch(p)]
+    if typed:
+        fail("org/repos objects have the v1.4 member types", got=problems_text(typed))
+    bad = [f"{o.name}: pushed_at {o.pushed_at!r}" for o in reading.model.repos
+           if not o.bare and o.pushed_at is not None and instant(o.pushed_at) is None]
     fc_assert(not bad, expected="pushed_at in ISO-8601", got=listing(bad, 3),
               why="pushed_at is an ISO-8601 date-time")
 
@@ -194,9 +211,8 @@ def test_clone_url(adapter, fx):
     urls = {}
     for name in sorted(set(served(fx).values()) | {ALPHA, BETA}):
         what = f"repo/clone_url of {fx.repo(name)}"
-        result = reply_object(adapter.request("repo/clone_url", {"repo": fx.repo(name)}),
-                              what, None)
-        url = result.get("clone_url")
+        url = read_reply(adapter.request("repo/clone_url", {"repo": fx.repo(name)}), CloneUrl,
+                         what, None).model.clone_url
         fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
                   got=show(url), why=f"{what} is a URL or path")
         urls[name] = url
@@ -238,7 +254,7 @@ def test_web_url(adapter, fx):
         result, err = try_request(adapter, "repo/web_url", params)
         fc_assert(err is None, expected="a URL", got=f"an error: {err.message!r}" if err else "",
                   why=f"{what} of {repo} answers a URL")
-        url = result.get("url") if isinstance(result, dict) else None
+        url = read(result, WebUrl).model.url if isinstance(result, dict) else None
         fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string url",
                   got=show(result, 80), why=f"{what} of {repo} answers a URL")
         return url
@@ -263,9 +279,9 @@ def test_org_url(adapter, fx):
     Falsified by: org-url-href: org/url answers {"href": ...} instead of {"url": ...}.
     """
     require_orgs(adapter)
-    result = reply_object(adapter.request("org/url", {"org": fx.org}), f"org/url of {fx.org}",
-                          None)
-    fc_assert(isinstance(result.get("url"), str) and result["url"].strip(),
+    result = adapter.request("org/url", {"org": fx.org})
+    url = read_reply(result, OrgUrl, f"org/url of {fx.org}", None).model.url
+    fc_assert(isinstance(url, str) and url.strip(),
               expected="a non-empty string url", got=show(result, 80),
               why="org/url answers the organisation's page")
 
