@@ -9,12 +9,14 @@ named SILENCE_S window (a rule about absence).
 
 import time
 
-from cases.expect import (COVERAGE, STREAMED_HITS, b64_loose, by_path, folded, listed_ids,
-                          listing, need, reply_like, show, tree, tree_what,
-                          try_request)
-from cases.plugin import SILENCE_S, case, fc_assert
+from cases.api import case, fc_assert, listing, need, owner, show
+from cases.formats import b64_loose
+from cases.replies import (HITS, by_path, folded, listed_ids, reply_like, tree, tree_what,
+                           try_request)
+from cases.settings import SILENCE_S
 from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
                              VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
+from wire.messages import Blob, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
 
@@ -33,10 +35,23 @@ def view(method, result):
     if not isinstance(result, dict):
         return ("not an object", show(result, 60))
     if method == "repo/tree":
-        return ("paths", frozenset(by_path(result)))
+        return ("paths", frozenset(by_path(read(result, Tree).model)))
     if method == "repo/blob":
-        return ("bytes", b64_loose(result.get("bytes_b64")))
+        return ("bytes", b64_loose(read(result, Blob).model.bytes_b64))
     return ("result", show(result, 200))
+
+
+def streamed(call):
+    """The files a streamed search/code call's batches name (folded like the
+    host; a batch whose items is not an array names none)."""
+    return folded(hit for batch in call.partials if isinstance(batch, list)
+                  for hit in read(batch, HITS).model)
+
+
+def tree_paths(result):
+    """The paths a repo/tree result lists (none when it is not an object)."""
+    listed = read(result, Tree).model
+    return set(by_path(listed)) if listed is not None else set()
 
 
 @case("FC-120")
@@ -80,12 +95,12 @@ def test_requests_in_flight_at_once(adapter, fx):
     fc_assert(not differ, expected="each reply as the same request answers alone",
               got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
     if search is not None and search.outcome == "result":
-        hits = folded([i for batch in search.partials if isinstance(batch, list) for i in batch])
+        hits = streamed(search)
         alone = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
         alone.result()
-        want = folded([i for batch in alone.partials if isinstance(batch, list) for i in batch])
+        want = streamed(alone)
         need(want, f"the streamed search/code {TERM_MANY_ALPHA!r} found nothing alone",
-             STREAMED_HITS)
+             owner("streamed hits are"))
         fc_assert(hits == want, expected=f"the {len(want)} files it streams alone",
                   got=f"missing {listing(want - hits) or 'none'}; extra {listing(hits - want) or 'none'}",
                   why="a stream in flight beside other requests carries its own hits")
@@ -100,14 +115,14 @@ def test_second_initialize(adapter, fx):
     Falsified by: second-initialize-refused: an initialize after the first on the same process
     answers an error.
     """
-    before = set(by_path(tree(adapter, fx, ALPHA)))
-    need(before, f"{tree_what(fx, ALPHA)} listed nothing", COVERAGE)
+    before = set(by_path(tree(adapter, fx, ALPHA).model))
+    need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
     result, err = try_request(adapter, "initialize", dict(adapter.init_params))
     fc_assert(err is None, expected="a result", got=f"an error: {err.message!r}" if err else "",
               why="every initialize is answered, a second one on the same process too")
     fc_assert(isinstance(result, dict), expected="an initialize result object",
               got=show(result, 60), why="every initialize is answered")
-    after = set(by_path(tree(adapter, fx, ALPHA)))
+    after = set(by_path(tree(adapter, fx, ALPHA).model))
     fc_assert(after == before, expected=f"the {len(before)} paths listed before",
               got=f"missing {listing(before - after) or 'none'}",
               why="after a second initialize the process serves as before")
@@ -123,8 +138,8 @@ def test_cancel_for_finished_request(adapter, fx):
     an error under that id.
     """
     first = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
-    before = set(by_path(first.result()))
-    need(before, f"{tree_what(fx, ALPHA)} listed nothing", COVERAGE)
+    before = tree_paths(first.result())
+    need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
     finished = [first]
     if adapter.caps.code_search:
         stream = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
@@ -140,7 +155,7 @@ def test_cancel_for_finished_request(adapter, fx):
                 if reply_like(e) and not (e.kind == "reply" and e.id == follow_up.id)]
     fc_assert(not answered, expected="nothing in answer to the cancels", got=listing(answered, 3),
               why="a cancel for a finished request is ignored")
-    fc_assert(isinstance(after, dict) and set(by_path(after)) == before,
+    fc_assert(isinstance(after, dict) and tree_paths(after) == before,
               expected=f"the {len(before)} paths listed before", got=show(after, 80),
               why="after a cancel for a finished request the process serves as before")
 
