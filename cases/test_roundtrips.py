@@ -9,15 +9,15 @@ capability first and skips, saying why, when it is false or absent, or when
 git is missing.
 """
 
-from cases.expect import (b64_loose, blob_ids, git_blame, git_log, git_paths, git_show, listing,
-                          need, reply_object, show, tree)
-from cases.plugin import case, fc_assert, skip
+from cases.api import case, fc_assert, listing, need, owner, show, skip
+from cases.formats import b64_loose
+from cases.gitfacts import git_blame, git_log, git_paths, git_show
+from cases.replies import blob_ids, by_path, read_reply, tree
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
                              VCS_THREE_COMMITS)
-
-LOG_REPLIES = "log replies are FC-094's"
+from wire.messages import Blame, BlobAt, Log
 
 
 def require(adapter, fx, capability):
@@ -33,11 +33,11 @@ def same_commit(spelled, sha):
 
 
 def log_items(adapter, fx, ref, path=None, *, own=False):
-    result = reply_object(adapter.request("repo/log", {"repo": fx.repo(VCS), "path": path,
-                                                      "ref": ref, "limit": None}),
-                          f"repo/log at {ref}", None if own else LOG_REPLIES)
-    items = result.get("items")
-    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    """repo/log's items, read around malformed members (log replies are FC-094's)."""
+    result = adapter.request("repo/log", {"repo": fx.repo(VCS), "path": path, "ref": ref,
+                                          "limit": None})
+    return read_reply(result, Log, f"repo/log at {ref}",
+                      None if own else owner("log replies are")).model.items
 
 
 @case("FC-130")
@@ -50,7 +50,7 @@ def test_log_at_ref(adapter, fx):
     require(adapter, fx, "log")
     for ref in (VCS_FEATURE_BRANCH, VCS_LIGHT_TAG):
         want = [c.sha for c in git_log(fx, ref)]
-        got = [i.get("sha") for i in log_items(adapter, fx, ref, own=True)]
+        got = [i.sha for i in log_items(adapter, fx, ref, own=True)]
         fc_assert(len(got) == len(want) and all(same_commit(g, w) for g, w in zip(got, want)),
                   expected=f"git log {ref}: {', '.join(w[:12] for w in want)}",
                   got=", ".join(str(g)[:12] for g in got) or "no items",
@@ -67,14 +67,14 @@ def test_blame_at_ref(adapter, fx):
     require(adapter, fx, "blame")
     for ref in (VCS_LIGHT_TAG, VCS_FEATURE_BRANCH):
         params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": ref}
-        result = reply_object(adapter.request("repo/blame", params), f"repo/blame at {ref}", None)
-        ranges = [r for r in result.get("ranges") or [] if isinstance(r, dict)]
+        ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
+                            None).model.ranges
         want = git_blame(fx, ref, VCS_BLAME_TWO_AUTHORS)
-        got = [(r.get("start_line"), r.get("end_line"), r.get("sha")) for r in ranges]
+        got = [(r.start_line, r.end_line, r.sha) for r in ranges]
         ok = len(got) == len(want) and all(
-            (s, e) == (w.start, w.end) and same_commit(sha, w.sha)
+            (s, e) == (w.start_line, w.end_line) and same_commit(sha, w.sha)
             for (s, e, sha), w in zip(got, want))
-        fc_assert(ok, expected=show([(w.start, w.end, w.sha[:12]) for w in want]),
+        fc_assert(ok, expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
                   got=show([(s, e, str(sha)[:12]) for s, e, sha in got]),
                   why=f"repo/blame at {ref} blames that revision")
 
@@ -93,32 +93,31 @@ def test_log_shas_as_refs(adapter, fx):
     judged = 0
     for path in paths:
         items = log_items(adapter, fx, None, path)
-        shas = [i.get("sha") for i in items if isinstance(i.get("sha"), str)]
-        need(shas, f"repo/log of {path} listed no commit id", LOG_REPLIES)
+        shas = [i.sha for i in items if isinstance(i.sha, str)]
+        need(shas, f"repo/log of {path} listed no commit id", owner("log replies are"))
         for spelled in shas:
             commit = fx.git("rev-parse", "--verify", "-q", f"{spelled}^{{commit}}").strip() \
                 if len(spelled) >= 4 else ""
-            need(commit, f"repo/log listed {spelled!r}, which git does not know", LOG_REPLIES)
+            need(commit, f"repo/log listed {spelled!r}, which git does not know",
+                 owner("log replies are"))
             judged += 1
             what = f"repo/blob_at of {path} at {spelled[:12]}"
-            result = reply_object(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
-                                                                    "path": path, "ref": spelled}),
-                                  what, None)
-            got = b64_loose(result.get("bytes_b64"))
+            result = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
+                                                                  "path": path, "ref": spelled}),
+                                BlobAt, what, None).model
+            got = b64_loose(result.bytes_b64)
             want = git_show(fx, commit, path)
             fc_assert(got == want, expected=f"{path} as git has it at {commit[:12]}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="a commit id from repo/log is accepted back as a ref")
             if adapter.caps.refs:
-                entries = tree(adapter, fx, VCS, spelled).get("entries")
-                listed = {e.get("path") for e in entries if isinstance(e, dict)} \
-                    if isinstance(entries, list) else set()
+                listed = set(by_path(tree(adapter, fx, VCS, spelled).model))
                 want_paths = git_paths(fx, commit) or set()
                 fc_assert(listed == want_paths, expected=f"git's {len(want_paths)} paths at "
                           f"{commit[:12]}", got=f"missing {listing(want_paths - listed) or 'none'};"
                           f" extra {listing(listed - want_paths) or 'none'}",
                           why="a commit id from repo/log is accepted back as repo/tree's ref")
-    need(judged, "repo/log listed no commit", LOG_REPLIES)
+    need(judged, "repo/log listed no commit", owner("log replies are"))
 
 
 @case("FC-133")
@@ -132,19 +131,19 @@ def test_blob_at_null_ref(adapter, fx):
     """
     require(adapter, fx, "log")
     paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS)
-    listed = blob_ids(tree(adapter, fx, VCS), set(paths))
+    listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
     for path in paths:
         what = f"repo/blob_at of {path} with ref null"
-        result = reply_object(adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
-                                                                "ref": None}), what, None)
-        got = b64_loose(result.get("bytes_b64"))
+        result = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
+                                                              "ref": None}), BlobAt, what, None).model
+        got = b64_loose(result.bytes_b64)
         want = fx.read(VCS, path)
         fc_assert(got == want, expected=f"{path} as on the default branch ({len(want)} bytes)",
                   got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                   why="blob_at with ref null serves the default branch")
         need(path in listed, f"repo/tree of {fx.repo(VCS)} did not list {path} with a sha",
-             "coverage is FC-020's")
-        fc_assert(result.get("sha") == listed[path],
+             owner("coverage is"))
+        fc_assert(result.sha == listed[path],
                   expected=f"sha {show(listed[path])} (repo/tree, ref null)",
-                  got=f"sha {show(result.get('sha'))}",
+                  got=f"sha {show(result.sha)}",
                   why="blob_at's sha is the tree entry's sha at the same (null) ref")
