@@ -54,8 +54,8 @@ def test_commit_shape(adapter, fx):
     0..2^32-1, patch string, binary boolean, previous_path string); date is
     ISO-8601 (the basic format warns).
 
-    Falsified by: commit-truncated-string: every commit but a merge answers truncated as the
-    string "false".
+    Falsified by: commit-truncated-string: Every commit but a merge answers truncated as the string
+    "false".
     """
     require_commit(adapter, fx)
     tip = ask(adapter, fx, git_tip(fx))
@@ -90,7 +90,7 @@ def test_commit_identity(adapter, fx):
     parents (when given) are git's parents in order, first parent first, []
     for the root, and date is git's author-date instant.
 
-    Falsified by: merge-parents-reversed: a merge's parents are listed second parent first.
+    Falsified by: merge-parents-reversed: A merge's parents are listed second parent first.
     """
     require_commit(adapter, fx)
     judged = 0
@@ -154,7 +154,8 @@ def test_first_parent_changes(adapter, fx):
     empty tree) and the merge lists what it brought in from the first
     parent's view.
 
-    Falsified by: merge-last-parent-diff: a merge's files are its diff against the last parent.
+    Falsified by: merge-last-parent-diff: A merge's files are its diff against the last parent
+    (statuses only, no patches).
     """
     require_commit(adapter, fx)
     for sha, git, commit, result in each_commit(adapter, fx):
@@ -186,7 +187,7 @@ def test_statuses(adapter, fx):
     string warns: the host reads it as modified), and every renamed file
     carries previous_path, naming the path git renamed it from.
 
-    Falsified by: rename-without-previous-path: renamed files carry no previous_path.
+    Falsified by: rename-without-previous-path: Renamed files carry no previous_path.
     """
     require_commit(adapter, fx)
     renamed, unknown = 0, []
@@ -222,7 +223,7 @@ def test_patch_format(adapter, fx):
     '-' or '\\', no file headers (diff --git, index, ---, +++, mode lines),
     lines joined with \\n and no newline after the last one.
 
-    Falsified by: patch-file-headers: patches keep git's ---/+++ file headers.
+    Falsified by: patch-file-headers: Patches keep git's ---/+++ file headers before their hunks.
     """
     require_commit(adapter, fx)
     problems, seen = [], 0
@@ -247,8 +248,8 @@ def test_metadata_only_and_binary(adapter, fx):
     change of assets/logo.bin carries no text patch: binary true (a patch or
     counts beside it warn), or no patch (unmarked warns).
 
-    Falsified by: rename-full-patch: a pure rename carries a patch removing and re-adding every
-    line.
+    Falsified by: rename-full-patch: A pure rename carries a patch removing and re-adding every line
+    (counts to match).
     """
     require_commit(adapter, fx)
     looked = set()
@@ -291,7 +292,8 @@ def test_counts(adapter, fx):
     lines; counts never stand in for unknown ones: no zeros for the binary
     change, nor for a change git counts lines in whose patch is not given.
 
-    Falsified by: binary-zero-counts: binary files report additions 0 and deletions 0.
+    Falsified by: binary-zero-counts: Binary files report additions 0 and deletions 0 (counts
+    unknown, reported as zero).
     """
     require_commit(adapter, fx)
     judged = 0
@@ -344,8 +346,8 @@ def test_truncated_honest(adapter, fx):
     """truncated true means the file list is incomplete: a commit whose every
     changed file (git's first-parent diff) is listed says false (or nothing).
 
-    Falsified by: root-truncated: the root commit's reply says truncated true over its full
-    file list.
+    Falsified by: root-truncated: The root commit's reply says truncated true over its full file
+    list.
     """
     require_commit(adapter, fx)
     for sha, git, commit, result in each_commit(adapter, fx):

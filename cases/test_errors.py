@@ -150,8 +150,8 @@ def test_broken_is_provider(adapter, fx):
     rate_limited or not_found fail (they blame the wrong cause); no kind or
     another kind warns.
 
-    Falsified by: broken-clone-url-network: repo/clone_url reports the backend failure with kind
-    "network".
+    Falsified by: broken-clone-url-network: repo/clone_url reports the backend failure (kind
+    provider) with kind "network".
     """
     name = FAULT_OF["provider"]
     if faults_disabled():

@@ -58,8 +58,8 @@ def test_search_repos(adapter, fx):
     <org>/<name>; every repository id it lists is accepted back (by
     repo/clone_url).
 
-    Falsified by: search-repos-prefix-only: search/repos matches only ids that start with the
-    query.
+    Falsified by: search-repos-prefix-only: search/repos matches only ids that start with the query
+    (so a bare name finds nothing).
     """
     emitted = []
     for name in sorted(set(served(fx).values())):
@@ -117,7 +117,8 @@ def test_org_repos(adapter, fx):
     <org>/<name> is accepted back); an org that cannot be listed should be an
     error, not an empty list (a warning).
 
-    Falsified by: org-repos-full-ids: org/repos lists full ids (<org>/<name>) instead of names.
+    Falsified by: org-repos-full-ids: org/repos lists full ids (<org>/<name>) instead of names
+    relative to the org.
     """
     require_orgs(adapter)
     what = f"org/repos of {fx.org!r}"
@@ -150,7 +151,7 @@ def test_org_repo_objects(adapter, fx):
     and an ISO-8601 pushed_at.
 
     Falsified by: org-repos-epoch-pushed-at: org/repos answers objects whose pushed_at is epoch
-    seconds as a string.
+    seconds as a string (names kept).
     """
     require_orgs(adapter)
     reading, result = org_repos(adapter, fx, "org/repos")
@@ -205,8 +206,8 @@ def test_clone_url(adapter, fx):
     and feature commits (another URL must be well-formed for git, and the
     case warns it could not clone it).
 
-    Falsified by: clone-url-parent-dir: repo/clone_url of a git repository names the directory
-    above it.
+    Falsified by: clone-url-parent-dir: repo/clone_url of a git repository names the directory above
+    it (not a repository).
     """
     urls = {}
     for name in sorted(set(served(fx).values()) | {ALPHA, BETA}):

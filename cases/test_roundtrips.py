@@ -85,8 +85,8 @@ def test_log_shas_as_refs(adapter, fx):
     repo/blob_at of that file at each id serves git's bytes at that commit,
     and repo/tree at each id (when refs is declared) lists git's paths there.
 
-    Falsified by: blob-at-hex-ref-worktree: repo/blob_at at a commit id serves the working
-    tree's bytes.
+    Falsified by: blob-at-hex-ref-worktree: repo/blob_at at a commit id (hex, one git resolves)
+    serves the working tree's bytes.
     """
     require(adapter, fx, "log")
     paths = (VCS_THREE_COMMITS, VCS_MAIN_ADVANCED)
@@ -126,8 +126,8 @@ def test_blob_at_null_ref(adapter, fx):
     on disk) for files that differ between main and feature, with the sha
     repo/tree (ref null) lists for that path.
 
-    Falsified by: blob-at-null-ref-git-sha: repo/blob_at with ref null reports git's blob id
-    while trees report sha256 ids.
+    Falsified by: blob-at-null-ref-git-sha: repo/blob_at with ref null reports git's blob id while
+    trees report sha256 ids.
     """
     require(adapter, fx, "log")
     paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS)

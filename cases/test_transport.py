@@ -60,7 +60,7 @@ def test_requests_in_flight_at_once(adapter, fx):
     back, before any reply: each is answered exactly once, under its own id
     (in any order), with what the same request answers alone.
 
-    Falsified by: concurrent-blobs-swapped: replies to repo/blob requests in flight together are
+    Falsified by: concurrent-blobs-swapped: Replies to repo/blob requests in flight together are
     sent under each other's ids.
     """
     ids = listed_ids(adapter, fx, ALPHA, set(BLOB_PATHS), every=True)
@@ -112,7 +112,7 @@ def test_second_initialize(adapter, fx):
     answered with a result, and the process goes on serving repo/tree of
     alpha as before.
 
-    Falsified by: second-initialize-refused: an initialize after the first on the same process
+    Falsified by: second-initialize-refused: An initialize after the first on the same process
     answers an error.
     """
     before = set(by_path(tree(adapter, fx, ALPHA).model))
@@ -134,8 +134,8 @@ def test_cancel_for_finished_request(adapter, fx):
     finished stream) gets nothing back within SILENCE_S, and the next
     repo/tree is answered as the one before.
 
-    Falsified by: cancel-finished-answered: a cancel naming an answered request is answered with
-    an error under that id.
+    Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
+    error under that id.
     """
     first = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
     before = tree_paths(first.result())
@@ -216,7 +216,7 @@ def test_stdout_carries_only_protocol(adapter, fx):
     method) is a protocol message: no banner, log line or other junk, even
     though the host drops such lines.
 
-    Falsified by: web-url-debug-line: a debug line is printed to stdout before each repo/web_url
+    Falsified by: web-url-debug-line: A debug line is printed to stdout before each repo/web_url
     reply.
     """
     methods = sweep(adapter, fx)
