@@ -34,10 +34,12 @@ def each_commit(adapter, fx):
     """(sha, git facts, the reply read as a Commit, the result as sent) for
     every commit the adapter served; a commit it did not serve is FC-100's
     business."""
-    for sha in git_all_commits(fx):
-        asked = ask(adapter, fx, sha)
-        if asked.commit is not None:
-            yield sha, git_commit(fx, sha), asked.commit, asked.result
+    served = [(sha, ask(adapter, fx, sha)) for sha in git_all_commits(fx)]
+    served = [(sha, asked) for sha, asked in served if asked.commit is not None]
+    need(served, "repo/commit answered no commit of vcs with a result object",
+         owner("commit replies are"))
+    for sha, asked in served:
+        yield sha, git_commit(fx, sha), asked.commit, asked.result
 
 
 def files_of(commit, sha, result, git):
@@ -93,9 +95,7 @@ def test_commit_identity(adapter, fx):
     Falsified by: merge-parents-reversed: A merge's parents are listed second parent first.
     """
     require_commit(adapter, fx)
-    judged = 0
     for sha, git, commit, result in each_commit(adapter, fx):
-        judged += 1
         spelled = commit.sha
         if isinstance(spelled, str) and spelled != sha:
             if len(spelled) >= 4 and sha.startswith(spelled):
@@ -115,8 +115,6 @@ def test_commit_identity(adapter, fx):
         if when is not None:
             fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {short(sha)}",
                       got=f"date {commit.date!r}", why="date is the commit's author date")
-    need(judged, "repo/commit answered no commit of vcs with a result",
-         owner("commit replies are"))
 
 
 @case("FC-102")
