@@ -73,6 +73,7 @@ OWNERS: dict[str, str] = {
     "refs replies are": "FC-090",
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
+    "blob_at replies are": "FC-096",
     "blame replies are": "FC-098",
     "serving repo/commit at all is": "FC-099",
     "commit replies are": "FC-100",
