@@ -1,6 +1,6 @@
-"""Error cases (FC-060..FC-063): the kinds of the taxonomy and the error shape.
+"""Error cases (FC-060..FC-064): the kinds of the taxonomy and the error shape.
 
-FC-060/061 (and the fault part of FC-063) provoke real failures through the
+FC-060/061/064 (and the fault part of FC-063) provoke real failures through the
 FAULTS.json repos and skip when FORGE_NO_FAULTS=1. Kind cases judge only that
 an error came back and its kind; the shape of every error is FC-063's.
 """
@@ -136,8 +136,7 @@ def error_shape_problem(err, *, unknown_method):
     return None
 
 
-# ---------------------------------------------------------------- FC-064 (v1.6 coverage)
-# Appended as a block of its own so the module's head stays as it is.
+# ---------------------------------------------------------------- FC-064
 
 # A backend failure reported with one of these sends the user after the wrong cause.
 MISLEADING_KINDS = ("network", "auth", "rate_limited", "not_found")

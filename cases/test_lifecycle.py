@@ -1,6 +1,7 @@
-"""Lifecycle cases (FC-050..FC-054): restarts, startup hygiene, reader tolerance.
+"""Lifecycle cases (FC-050..FC-055): restarts, startup hygiene, reader
+tolerance, the host's cache root.
 
-FC-050..052 run their own adapter processes (``spawn``); FC-053/054 use the
+FC-050..052 run their own adapter processes (``spawn``); FC-053..055 use the
 group adapter. The only fixed wait is FC-054's named SILENCE_S window.
 """
 
@@ -230,7 +231,7 @@ def changed_listing(before, result):
             f"{listing(set(after) - set(before))}; typed otherwise {listing(retyped)}")
 
 
-# ---------------------------------------------------------------- FC-055 (v1.6 coverage)
+# ---------------------------------------------------------------- FC-055
 
 
 def exercise(adapter, fx):
