@@ -131,11 +131,12 @@ def test_second_initialize(adapter, fx):
 @case("FC-122")
 def test_cancel_for_finished_request(adapter, fx):
     """A $/cancelRequest naming a request already answered (a tree, and a
-    finished stream) gets nothing back within SILENCE_S, and the next
+    finished stream) gets nothing back within SILENCE_S (a second reply under
+    the finished id is FC-120's: each request is answered once), and the next
     repo/tree is answered as the one before.
 
-    Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
-    error under that id.
+    Falsified by: cancel-finished-forgets: A cancel naming an answered repo/tree request makes the
+    next repo/tree reply leave out its last entry.
     """
     first = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
     before = tree_paths(first.result())
@@ -151,8 +152,11 @@ def test_cancel_for_finished_request(adapter, fx):
     time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
     follow_up = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
     after = follow_up.result()
+    # A second reply under a finished request's id is FC-120's (each request is
+    # answered once: the protocol monitor judges it on every frame of the run).
+    mine = {follow_up.id} | {call.id for call in finished}
     answered = [e.raw[:120] for e in adapter.transcript.since(mark)
-                if reply_like(e) and not (e.kind == "reply" and e.id == follow_up.id)]
+                if reply_like(e) and not (e.kind == "reply" and e.id in mine)]
     fc_assert(not answered, expected="nothing in answer to the cancels", got=listing(answered, 3),
               why="a cancel for a finished request is ignored")
     fc_assert(isinstance(after, dict) and tree_paths(after) == before,

@@ -225,9 +225,12 @@ class SecondInitializeRefused(Hooks):
         return msg
 
 
-@mutant("cancel-finished-answered", "FC-122")
+@mutant("cancel-finished-answered", "FC-120")
 class CancelFinishedAnswered(Hooks):
-    """A cancel naming an answered request is answered with an error under that id."""
+    """A cancel naming an answered request is answered with an error under that id.
+
+    That error is a second reply for an id already answered: the protocol
+    monitor's rule, FC-120's on every frame of the run (FC-122 leaves it there)."""
 
     def __init__(self):
         self.answered: set = set()
@@ -242,6 +245,31 @@ class CancelFinishedAnswered(Hooks):
         if msg.get("method") == "$/cancelRequest" and rid in self.answered:
             proxy.send_host({"jsonrpc": "2.0", "id": rid,
                              "error": {"code": 1, "message": f"request {rid} already finished"}})
+        return msg
+
+
+@mutant("cancel-finished-forgets", "FC-122")
+class CancelFinishedForgets(Hooks):
+    """A cancel naming an answered repo/tree request makes the next repo/tree reply leave out its
+    last entry."""
+
+    def __init__(self):
+        self.trees: set = set()
+        self.forget = False
+
+    def reply(self, proxy, req, msg):
+        if req is None or req.method != "repo/tree":
+            return msg
+        result = result_of(msg)
+        if self.forget and isinstance(result, dict) and result.get("entries"):
+            self.forget = False
+            result["entries"] = result["entries"][:-1]
+        self.trees.add(req.id)
+        return msg
+
+    def notification(self, proxy, msg):
+        if msg.get("method") == "$/cancelRequest" and params_id(msg) in self.trees:
+            self.forget = True
         return msg
 
 
