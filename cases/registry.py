@@ -79,6 +79,7 @@ OWNERS: dict[str, str] = {
     "commit replies are": "FC-100",
     "commit files are": "FC-103",
     "org/repos entries are": "FC-111",
+    "org/repos object members are": "FC-112",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

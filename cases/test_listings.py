@@ -26,8 +26,9 @@ GIT_CLONE_TIMEOUT_S = 60
 # What git clone takes besides a local path: scheme URLs and the scp-like form.
 GIT_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh|ssh\+git|ftps?)://[^/\s]+(?:/\S*)?"
                      r"|[\w.+-]+@[\w.-]+:\S+|[\w.-]+:[^/\\\s]\S*)$")
-# The members of an org/repos object FC-112 owns (the name is FC-111's).
-OBJECT_MEMBERS = re.compile(r"repos\[(\d+)\]\.(description|private|archived|pushed_at)")
+# The members of an org/repos object FC-112 owns (the v1.4 entries; the
+# protocol monitor attributes them alike): its name and the optional members.
+OBJECT_MEMBERS = re.compile(r"repos\[(\d+)\]\.(name|description|private|archived|pushed_at)")
 
 
 def problems_text(problems):
@@ -94,9 +95,9 @@ def org_repos(adapter, fx, what, whose=None):
 def org_entry_names(reading, result):
     """(names, problems) of an org/repos reply: the names of its entries that
     are strings or objects with a string name, and the problems FC-111 owns
-    (repos not an array, an entry neither a string nor an object, a name
-    that is not a string). An object read around for a member FC-112 owns
-    (description, private, archived, pushed_at) still names its repository."""
+    (repos not an array, an entry neither a string nor an object). An object
+    read around for an optional member FC-112 owns (description, private,
+    archived, pushed_at) still names its repository."""
     names = [r.name for r in reading.model.repos]
     later = {}   # entry index -> its name, for entries left out over FC-112's members
     problems = []
@@ -125,8 +126,11 @@ def test_org_repos(adapter, fx):
     what = f"org/repos of {fx.org!r}"
     reading, result = org_repos(adapter, fx, what)
     names, problems = org_entry_names(reading, result)
-    fc_assert(not problems, expected="entries that are strings or objects with a string name",
+    fc_assert(not problems, expected="entries that are strings or objects",
               got=listing(problems, 3), why="org/repos entries are names")
+    unnamed = [p for p, _ in reading.problems if p.endswith(".name")]
+    need(not unnamed, f"{what} has objects without a string name ({listing(unnamed)})",
+         owner("org/repos object members are"))
     prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
     fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
               why="org/repos lists names relative to the org, not full ids")
