@@ -472,6 +472,14 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
     return EXIT_CANNOT_RUN
 
 
+def _is_path(arg: str) -> bool:
+    """An existing file or directory (a long -k expression is no file name: OSError)."""
+    try:
+        return Path(arg).exists()
+    except OSError:
+        return False
+
+
 def self_test(pytest_args: list[str]) -> int:
     """pytest over tests/ in this interpreter; no tests collected is a failure."""
     if not (REPO_ROOT / "tests").is_dir():
@@ -481,7 +489,7 @@ def self_test(pytest_args: list[str]) -> int:
     import pytest
     os.chdir(REPO_ROOT)
     # `--self-test tests/test_cli.py` runs that file only; with no path, all of tests/.
-    named = [a for a in pytest_args if not a.startswith("-") and Path(a.split("::")[0]).exists()]
+    named = [a for a in pytest_args if not a.startswith("-") and _is_path(a.split("::")[0])]
     code = int(pytest.main([*([] if named else ["tests"]), "-q", *pytest_args]))
     if code == 5:
         _say("self-test: no tests were collected (pytest exit 5); that is a failure")

@@ -1,6 +1,7 @@
 """Git facts: what git itself says about the vcs repo (paths and bytes at a
-ref, refs, log, blame coalesced into ranges, ids that name nothing), the
-expectations of the revision cases. Answers are remembered per fixture copy:
+ref, refs, log, blame coalesced into ranges, ids that name nothing, and one
+commit's parents, message, author date and first-parent change list with
+git's numstat), the expectations of the revision and commit cases. Answers are remembered per fixture copy:
 the vcs repo never changes during a run."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cases.formats import epoch_instant, instant
+from fixture.catalog import VCS_DEFAULT_BRANCH
 
 _git_cache: dict[tuple, bytes] = {}
 
@@ -130,3 +132,112 @@ def git_blame(fx, ref: str, path: str) -> list[GitBlame]:
             key, _, value = line.partition(" ")
             info[key] = value
     return ranges
+
+
+# ---------------------------------------------------------------- one commit (repo/commit)
+
+STATUS_OF_LETTER = {"A": "added", "D": "removed", "M": "modified", "T": "modified",
+                    "R": "renamed", "C": "added"}
+_EMPTY_OID = re.compile(r"^0+$")
+
+
+@dataclass(frozen=True)
+class GitChange:
+    """One entry of git's first-parent diff (``diff-tree -r -M``)."""
+    letter: str                 # A D M T R C
+    path: str                   # after the change (for a removal, the removed path)
+    previous_path: str | None   # R and C only
+    same_bytes: bool            # old and new blob ids equal (pure rename, mode-only change)
+    binary: bool                # git's numstat says "-" (no line counts)
+    additions: int | None
+    deletions: int | None
+
+    @property
+    def status(self) -> str:
+        return STATUS_OF_LETTER.get(self.letter, "modified")
+
+
+@dataclass(frozen=True)
+class GitCommitFacts:
+    sha: str
+    parents: tuple[str, ...]
+    message: str                # the complete message without its terminating newline
+    subject: str
+    date: _dt.datetime | None   # the author date's instant
+    changes: tuple[GitChange, ...] = ()
+
+    def change_of(self, path: str) -> GitChange | None:
+        return next((c for c in self.changes if c.path == path), None)
+
+
+def git_all_commits(fx) -> list[str]:
+    """Every commit of the vcs repo (both branches and the merged topic), newest first."""
+    return git_text(fx, "rev-list", "--all").split()
+
+
+def git_tip(fx) -> str:
+    """The default branch's tip."""
+    return git_text(fx, "rev-parse", VCS_DEFAULT_BRANCH).strip()
+
+
+_commit_cache: dict[tuple[str, str], GitCommitFacts] = {}
+
+
+def git_commit(fx, sha: str) -> GitCommitFacts:
+    """What git says about commit ``sha``; the change list is the diff against
+    its first parent (a root commit: against the empty tree)."""
+    key = (str(fx.path), sha)
+    if key not in _commit_cache:
+        _commit_cache[key] = _git_commit(fx, sha)
+    return _commit_cache[key]
+
+
+def _git_commit(fx, sha: str) -> GitCommitFacts:
+    head = git_text(fx, "rev-list", "--parents", "-n1", sha).split()
+    parents = tuple(head[1:])
+    raw = git_text(fx, "cat-file", "commit", sha)
+    _, _, message = raw.partition("\n\n")
+    if message.endswith("\n"):
+        message = message[:-1]
+    date = instant(git_text(fx, "log", "-1", "--format=%aI", sha).strip())
+    base = [parents[0], sha] if parents else ["--root", sha]
+    common = ["diff-tree", "-r", "-M", "--no-commit-id", "-z"]
+    raw_diff = git_bytes(fx, *common, "--raw", *base).split(b"\0")
+    counts = _numstat(git_bytes(fx, *common, "--numstat", *base).split(b"\0"))
+    changes, i = [], 0
+    while i < len(raw_diff):
+        meta = raw_diff[i].decode("utf-8", "replace")
+        i += 1
+        if not meta.startswith(":"):
+            continue
+        _old_mode, _new_mode, old_oid, new_oid, status = meta[1:].split()
+        letter = status[0]
+        if letter in "RC":
+            old, new = (raw_diff[i].decode("utf-8", "replace"),
+                        raw_diff[i + 1].decode("utf-8", "replace"))
+            i += 2
+        else:
+            old, new = None, raw_diff[i].decode("utf-8", "replace")
+            i += 1
+        added, removed = counts.get(new, (None, None))
+        changes.append(GitChange(letter, new, old,
+                                 old_oid == new_oid and not _EMPTY_OID.match(old_oid),
+                                 added is None, added, removed))
+    return GitCommitFacts(sha, parents, message, message.split("\n", 1)[0], date, tuple(changes))
+
+
+def _numstat(fields: list[bytes]) -> dict[str, tuple[int | None, int | None]]:
+    """path (after the change) -> (additions, deletions); (None, None) for binary."""
+    out: dict[str, tuple] = {}
+    i = 0
+    while i < len(fields):
+        record = fields[i].decode("utf-8", "replace")
+        i += 1
+        if not record:
+            continue
+        added, removed, path = (record.split("\t", 2) + ["", ""])[:3]
+        if path == "":   # a rename: the two paths follow as their own fields
+            path = fields[i + 1].decode("utf-8", "replace") if i + 1 < len(fields) else ""
+            i += 2
+        out[path] = ((None, None) if added == "-" else (int(added), int(removed)))
+    return out

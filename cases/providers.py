@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from cases.settings import CACHE_BYTES, Settings
+from cases.settings import CACHE_BYTES, CACHE_PROVIDER, Settings
 from wire.messages import Capabilities, InitializeResult, structure
 from wire.monitor import Monitor
 from wire.transport import Provider
@@ -61,8 +61,11 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
                  env: dict | None = None, minimal_env: bool = False,
                  init_params: dict | None = None) -> CaseProvider:
     """One adapter spawn (not started) with its own transcript, stderr file and
-    private cache dir; init params default to a configured host's."""
-    cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=temp))
+    private cache dir (in the host's layout); init params default to a configured host's."""
+    # The host's layout (RULINGS "Process behaviour"): <root>/rootle/providers/<name>
+    cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=temp)) / "rootle" / "providers" \
+        / CACHE_PROVIDER
+    cache.mkdir(parents=True)
     if init_params is None:
         init_params = {"protocol": 1, "cache_bytes": CACHE_BYTES, "cache_dir": str(cache)}
     stderr_dir = Path(tempfile.mkdtemp(prefix=f"stderr-{label}-", dir=temp))

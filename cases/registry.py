@@ -25,7 +25,7 @@ class Case:
     group: str    # "content_ids": the module cases/test_content_ids.py
     title: str    # what the case encodes, as the brief words it
     spec: str     # the protocol section it cites
-    since: str    # protocol revision the rule arrived in: v1, v1.1, v1.2, v1.3, v1.5
+    since: str    # protocol revision the rule arrived in: one of LEVELS
 
     @property
     def module(self) -> str:
@@ -44,11 +44,15 @@ GROUP_HEADINGS = {
     "bounded": "Bounded compute (advisory)",
     "icons": "Icons (v1.3)",
     "revisions": "Revisions (v1.5)",
+    "commits": "Commits (v1.6)",
+    "listings": "Listings & links",
+    "transport": "Transport",
+    "roundtrips": "Revision round trips",
 }
 GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
 
 # Protocol levels whose cases the terminal summary reports as met or not.
-LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.5")
+LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
 # What a case owns, as another case's not-evaluated skip names it
 # (cases.api.owner): "<topic> FC-nnn's". tests/test_registry.py checks every
@@ -69,11 +73,19 @@ OWNERS: dict[str, str] = {
     "refs replies are": "FC-090",
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
+    "blob_at replies are": "FC-096",
     "blame replies are": "FC-098",
+    "serving repo/commit at all is": "FC-099",
+    "commit replies are": "FC-100",
+    "commit files are": "FC-103",
+    "org/repos entries are": "FC-111",
+    "org/repos object members are": "FC-112",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
 _L, _E, _B, _I, _R = "lifecycle", "errors", "bounded", "icons", "revisions"
+_C, _LI, _TR, _RT = "commits", "listings", "transport", "roundtrips"
+_COMMIT = "§Methods repo/commit (v1.6)"
 _REV = "§Methods (Revisions, v1.5)"
 _TOL = "§Transport (reader tolerance, normative both directions)"
 
@@ -106,8 +118,8 @@ REGISTRY: tuple[Case, ...] = (
          "§Methods search/code", "v1.3"),
     Case("FC-031", _S, "line is 1-based and equals the fixture's real line",
          "§Methods search/code (line, v1.3)", "v1.3"),
-    Case("FC-032", _S, "located:false tolerated",
-         "§Methods search/code + §Progressive results (located, v1.3)", "v1.3"),
+    Case("FC-032", _S, "located:false tolerated",   # the located flag arrived in v1.1
+         "§Methods search/code + §Progressive results (located, v1.3)", "v1.1"),
     Case("FC-033", _S, "index.as_of shape when present",
          "§Methods search/code (index, v1.3)", "v1.3"),
     Case("FC-034", _S, "file_search inherits code_search when absent",
@@ -132,11 +144,13 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-050", _L, "kill mid-session: respawn is cheap and idempotent",
          "§Transport (restart, v1.2)", "v1.2"),
     Case("FC-051", _L, "initialize re-runs every generation with the same cache params",
-         "§Transport (restart obligations)", "v1"),
+         "§Transport (restart obligations)", "v1.2"),   # restarts and cache params: v1.2
     Case("FC-052", _L, "no network I/O during initialize (credentials are lazy)",
          "§Transport (restart obligations) + §Configuration (credential conventions)", "v1"),
     Case("FC-053", _L, "unknown fields in requests are ignored", _TOL, "v1"),
     Case("FC-054", _L, "unsolicited notifications ignored", _TOL, "v1"),
+    Case("FC-055", _L, "nothing written into the host's cache root outside providers/",
+         "§Disk caches", "v1.2"),
 
     Case("FC-060", _E, "auth for credential failures", "§Errors (kinds, v1.1)", "v1.1"),
     Case("FC-061", _E, "rate_limited with retry_after_s when applicable",
@@ -144,11 +158,12 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-062", _E, "not_found for missing repo/blob", "§Errors (kinds, v1.1)", "v1.1"),
     Case("FC-063", _E, "unknown kinds tolerated (suite asserts shape, not kind set)",
          "§Errors (kinds, v1.1 — open enum)", "v1.1"),
+    Case("FC-064", _E, "a backend failure (the broken fault) is kind provider, never "
+         "network/auth/rate_limited/not_found", "§Errors (kinds, v1.1)", "v1.1"),
 
-    # `truncated` on search/code arrived in v1.2 and `limit` in v1.4 (which has no
-    # level of its own here); a v1.2 adapter passes by ignoring the advisory limit.
+    # `truncated` on search/code arrived in v1.2, the advisory `limit` it judges in v1.4.
     Case("FC-070", _B, "honoring limit stops at ~N and sets truncated: true",
-         "§Methods search/code (bounded compute, advisory)", "v1.2"),
+         "§Methods search/code (bounded compute, advisory)", "v1.4"),
 
     Case("FC-080", _I, "icon is absent, a builtin name, or a single glyph",
          "§Handshake (icon, v1.3)", "v1.3"),
@@ -173,6 +188,54 @@ REGISTRY: tuple[Case, ...] = (
          _REV, "v1.5"),
     Case("FC-099", _R, "capability honesty: refs/log/blame are booleans; false is never asked",
          "§Handshake (capabilities, v1.5)", "v1.5"),
+
+    Case("FC-100", _C, "commit shape: required members typed, optional members typed when "
+         "present, ISO-8601 date", _COMMIT, "v1.6"),
+    Case("FC-101", _C, "commit identity: sha resolves to the commit, parents in order (first "
+         "first, root []), author date", _COMMIT, "v1.6"),
+    Case("FC-102", _C, "message is complete (subject and body) without a trailing newline",
+         _COMMIT, "v1.6"),
+    Case("FC-103", _C, "files are the first-parent diff (root: all added against the empty "
+         "tree; merge: first parent)", _COMMIT, "v1.6"),
+    Case("FC-104", _C, "statuses lower-case (another string warns); renamed carries "
+         "previous_path", _COMMIT, "v1.6"),
+    Case("FC-105", _C, "patch is hunks only: headers match bodies, no file headers, \\n-joined, "
+         "no trailing newline", _COMMIT, "v1.6"),
+    Case("FC-106", _C, "metadata-only change has patch \"\"; a binary change has no text patch "
+         "(binary: true)", _COMMIT, "v1.6"),
+    Case("FC-107", _C, "counts equal the patch's +/- lines; unknown counts omitted, never zero",
+         _COMMIT, "v1.6"),
+    Case("FC-108", _C, "unknown sha -> error (not_found preferred)", _COMMIT + " + §Errors",
+         "v1.6"),
+    Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
+
+    Case("FC-110", _LI, "search/repos: items with a string full_name or org; fixture repos found "
+         "by name; listed ids accepted back", "§Methods search/repos", "v1"),
+    Case("FC-111", _LI, "org/repos: names relative to the org, fixture repos listed; an org "
+         "that cannot be listed is an error (warns)", "§Methods org/repos", "v1"),
+    Case("FC-112", _LI, "org/repos objects: string name, optional members typed, pushed_at "
+         "ISO-8601", "§Methods org/repos (rich entries, v1.4)", "v1.4"),
+    Case("FC-113", _LI, "repo/clone_url: a path or URL git clone accepts (vcs cloned, its "
+         "branches checked)", "§Methods repo/clone_url", "v1"),
+    Case("FC-114", _LI, "repo/web_url: a URL for a file, a directory and the root; line and "
+         "range anchors (warn)", "§Methods repo/web_url", "v1"),
+    Case("FC-115", _LI, "org/url: a URL string", "§Methods org/url", "v1"),
+
+    Case("FC-120", _TR, "requests in flight at once: each answered once, under its own id, in "
+         "any order", "§Transport (concurrency, out-of-order replies, v1.2)", "v1.2"),
+    Case("FC-121", _TR, "a second initialize on the same process is answered", "§Handshake",
+         "v1"),
+    Case("FC-122", _TR, "$/cancelRequest for a finished request changes nothing (no reply)",
+         "§Cancellation", "v1.1"),
+    Case("FC-123", _TR, "nothing but protocol messages on stdout (junk lines fail)",
+         "§Transport (framing)", "v1"),
+
+    Case("FC-130", _RT, "log at a non-null ref walks history from that revision", _REV, "v1.5"),
+    Case("FC-131", _RT, "blame at a non-null ref blames that revision", _REV, "v1.5"),
+    Case("FC-132", _RT, "log's commit ids are accepted back as refs (blob_at, and tree when "
+         "refs is declared)", _REV, "v1.5"),
+    Case("FC-133", _RT, "blob_at with ref null serves the default branch; sha matches the tree "
+         "entry", _REV, "v1.5"),
 )
 
 _BY_ID = {c.id: c for c in REGISTRY}

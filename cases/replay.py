@@ -65,6 +65,8 @@ import threading
 import time
 from pathlib import Path
 
+from cases.settings import CACHE_PROVIDER
+
 MAX_GAP_S = 10.0
 # Absolute paths of a run's fixture copy and cache dirs (volatile: new every run).
 _SEGMENTS = r"(?:/[^\s\"'/]+)*?"
@@ -320,6 +322,9 @@ class Replay:
         from wire.errors import SpawnError
         deadline_s = self.settings.deadline_s
         cache = Path(tempfile.mkdtemp(prefix=f"cache-{label}-", dir=self.temp))
+        # the run's layout (cases.providers): a recorded cache_dir maps onto it
+        handed = cache / "rootle" / "providers" / CACHE_PROVIDER
+        handed.mkdir(parents=True)
         try:
             live = _Live(self.settings.argv_for(self.fixture),
                          self.settings.adapter_env(self.fixture),
@@ -336,7 +341,7 @@ class Replay:
             if not outs or not _is_initialize(outs[0]):
                 first = next((r["id"] for r in outs if isinstance(r.get("id"), int)), 1)
                 init_id = max(first - 1, 0)
-                params = {"protocol": 1, "cache_bytes": 268435456, "cache_dir": str(cache)}
+                params = {"protocol": 1, "cache_bytes": 268435456, "cache_dir": str(handed)}
                 line = json.dumps({"jsonrpc": "2.0", "id": init_id, "method": "initialize",
                                    "params": params}, separators=(",", ":"))
                 live.write(line.encode() + b"\n")

@@ -24,6 +24,9 @@ REFERENCE_ADAPTER = REPO_ROOT / "vendor" / "fs_provider.py"
 
 # What a configured host sends (the cases' group adapters): PROTOCOL §2.2.
 CACHE_BYTES = 268435456
+# <name> of the cache_dir handed to adapters: <root>/rootle/providers/<name>,
+# the host's layout (RULINGS "Process behaviour"; FC-055 judges the root).
+CACHE_PROVIDER = "forge"
 # The named window for rules about absence (FC-041, FC-054): the only wait
 # that is not an event (RULINGS "Timing").
 SILENCE_S = 0.5

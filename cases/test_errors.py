@@ -1,6 +1,6 @@
-"""Error cases (FC-060..FC-063): the kinds of the taxonomy and the error shape.
+"""Error cases (FC-060..FC-064): the kinds of the taxonomy and the error shape.
 
-FC-060/061 (and the fault part of FC-063) provoke real failures through the
+FC-060/061/064 (and the fault part of FC-063) provoke real failures through the
 FAULTS.json repos and skip when FORGE_NO_FAULTS=1. Kind cases judge only that
 an error came back and its kind; the shape of every error is FC-063's.
 """
@@ -134,3 +134,40 @@ def error_shape_problem(err, *, unknown_method):
     if obj.data is not None and obj.data.kind == "":
         return "empty data.kind"
     return None
+
+
+# ---------------------------------------------------------------- FC-064
+
+# A backend failure reported with one of these sends the user after the wrong cause.
+MISLEADING_KINDS = ("network", "auth", "rate_limited", "not_found")
+
+
+@case("FC-064")
+def test_broken_is_provider(adapter, fx):
+    """Every request naming the `broken` fault repo (a backend failure: tree,
+    blob, clone_url, web_url) is an error of kind provider: network, auth,
+    rate_limited or not_found fail (they blame the wrong cause); no kind or
+    another kind warns.
+
+    Falsified by: broken-clone-url-network: repo/clone_url reports the backend failure (kind
+    provider) with kind "network".
+    """
+    name = FAULT_OF["provider"]
+    if faults_disabled():
+        skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
+    repo = fx.repo(name)
+    asks = [("repo/tree", {"repo": repo, "ref": None}),
+            ("repo/blob", {"repo": repo, "sha": unknown_blob_id()}),
+            ("repo/clone_url", {"repo": repo}),
+            ("repo/web_url", {"repo": repo, "path": "", "branch": "", "line": None,
+                              "end_line": None, "is_file": False})]
+    for method, params in asks:
+        what = f"{method} of the {name!r} fault repo"
+        err = expect_error(adapter, method, params, what=what)
+        kind = err.raw_kind
+        fc_assert(kind not in MISLEADING_KINDS, expected="data.kind 'provider'",
+                  got=f"data.kind {show(kind)} (message {err.message!r})",
+                  why=f"{what}: a backend failure is not reported as {kind}")
+        if kind != "provider":
+            warn(f"{what}: {'no data.kind' if kind is None else f'data.kind {kind!r}'} "
+                 f"('provider' expected); message {err.message!r}")

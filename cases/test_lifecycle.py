@@ -1,19 +1,22 @@
-"""Lifecycle cases (FC-050..FC-054): restarts, startup hygiene, reader tolerance.
+"""Lifecycle cases (FC-050..FC-055): restarts, startup hygiene, reader
+tolerance, the host's cache root.
 
-FC-050..052 run their own adapter processes (``spawn``); FC-053/054 use the
+FC-050..052 run their own adapter processes (``spawn``); FC-053..055 use the
 group adapter. The only fixed wait is FC-054's named SILENCE_S window.
 """
 
 import threading
 import time
+from pathlib import Path
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
+from cases.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
 from cases.explain import describe
 from cases.netwatch import Canary, SocketSampler
 from cases.replies import (folded, listed_ids, path_types, reply_like, serves_like, tree,
                            tree_what, try_request, wait_first_partial_or_end)
-from cases.settings import DEADLINE_S, SILENCE_S
-from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, WIDE
+from cases.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
+from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
+                             VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
 from wire.messages import KNOWN_CAPABILITIES, SearchResult, Tree, read
 
@@ -226,3 +229,47 @@ def changed_listing(before, result):
     retyped = [p for p in set(before) & set(after) if before[p] != after[p]]
     return (f"missing {listing(set(before) - set(after))}; not listed before "
             f"{listing(set(after) - set(before))}; typed otherwise {listing(retyped)}")
+
+
+# ---------------------------------------------------------------- FC-055
+
+
+def exercise(adapter, fx):
+    """One request of the usual kinds, so whatever the adapter caches is written."""
+    alpha = fx.repo(ALPHA)
+    ids = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH})
+    asks = [("repo/blob", {"repo": alpha, "sha": ids.get(TERM_LINE_PATH, "")}),
+            ("repo/tree", {"repo": fx.repo(WIDE), "ref": None}),
+            ("repo/clone_url", {"repo": alpha})]
+    if adapter.caps.code_search:
+        asks.append(("search/code", {"q": TERM_LINE, "limit": 500}))
+    if fx.vcs_built and adapter.caps.log:
+        asks.append(("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None,
+                                  "limit": None}))
+    for method, params in asks:
+        try_request(adapter, method, params)
+
+
+@case("FC-055")
+def test_host_cache_root_untouched(adapter, fx):
+    """Handed cache_dir in the host's layout (<root>/rootle/providers/<name>),
+    the adapter writes nothing into <root>/rootle/ outside providers/ (the
+    host's own cache root), whatever it served: the group's earlier cases
+    plus a blob, a tree, a clone_url, a search and a log.
+
+    Falsified by: blobs-in-host-root: repo/blob caches each blob it serves in
+    <cache_dir>/../../blobs/ (the host's cache root).
+    """
+    cache_dir = adapter.init_params.get("cache_dir")
+    if not isinstance(cache_dir, str):
+        skip("the group adapter was started without cache_dir")
+    cache = Path(cache_dir)
+    if cache.parent.name != "providers" or cache.parent.parent.name != "rootle":
+        fail("the suite hands cache_dir in the host's layout", expected="<root>/rootle/"
+              f"providers/{CACHE_PROVIDER}", got=cache_dir)
+    exercise(adapter, fx)
+    root = cache.parent.parent
+    stray = sorted(str(p.relative_to(root)) for p in root.iterdir() if p.name != "providers")
+    fc_assert(not stray, expected=f"nothing in {root} but providers/",
+              got=f"the adapter wrote {listing(stray)}",
+              why="an adapter must not write into the host's cache root (use cache_dir)")

@@ -28,8 +28,10 @@ from fixture import GIT_MISSING_REASON
 from tests import gate
 from tests.adapters.gates import MARKER, is_revision_request
 
-REVISION_CASES = {c.id for c in REGISTRY if c.group == "revisions" and c.id != "FC-099"}
-OTHER_CASES = {c.id for c in REGISTRY if c.group != "revisions"}
+# The groups that need a revision capability and the vcs repo (FC-099 judges the declarations).
+REVISION_GROUPS = ("revisions", "commits", "roundtrips")
+REVISION_CASES = {c.id for c in REGISTRY if c.group in REVISION_GROUPS and c.id != "FC-099"}
+OTHER_CASES = {c.id for c in REGISTRY if c.id not in REVISION_CASES and c.id != "FC-099"}
 
 
 _TEMP: list[Path] = []

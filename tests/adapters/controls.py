@@ -188,3 +188,6 @@ class UnknownFields(Hooks):
 @control("git-blob-ids")
 class GitBlobIds(GitIds):
     """Blob ids are git's (sha1 of "blob <len>\\0" + bytes) instead of sha256."""
+
+
+from tests.adapters import controls_v16  # noqa: E402,F401  (registers the v1.6 controls)

@@ -695,6 +695,7 @@ class CommitUnimplemented(Refuse):
         super().__init__(("repo/commit",))
 
 
+from tests.adapters import mutants_v16  # noqa: E402,F401  (registers the v1.6 mutants)
 # the adversary's deep mutants that the cases now catch join the matrix (the
 # module adds its IN_MATRIX switches to MUTANTS when it is imported)
 from tests.adapters import mutants_deep  # noqa: E402,F401

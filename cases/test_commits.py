@@ -1,0 +1,358 @@
+"""Commit cases (FC-100..FC-109): repo/commit, v1.6 (PROTOCOL §3.12).
+
+Every commit of the vcs repo (both branches and the merged topic) is asked
+once per adapter process by git's full id (cases/commitfacts.py), read as
+wire.messages.Commit, and judged against git itself (cases/gitfacts.py): parents, message, author date, the first-parent
+change list (root: against the empty tree), git's numstat. Each case reads
+the capabilities first and skips, saying why, when `commit` is false or
+absent (the host never sends repo/commit then) or when git is missing.
+FC-099 keeps capability honesty; the reply belongs to these cases, its
+shape to FC-100 (every other case reads around a malformed member).
+"""
+
+import re
+
+from cases.api import case, fc_assert, listing, need, owner, show, warn
+from cases.commitfacts import (ask, canonical, need_files, patch_counts, patch_problem,
+                               require_commit, resolves_to)
+from cases.formats import instant
+from cases.gitfacts import git_all_commits, git_commit, git_tip, unknown_commit_id
+from cases.replies import expect_error
+from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
+                             VCS_RENAMED)
+from wire.messages import COMMIT_STATUSES
+
+SPEC = "§Methods repo/commit (v1.6)"
+BASIC_ISO = re.compile(r"^\d{8}T\d{4}(\d{2})?([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?$")
+
+
+def short(sha):
+    return sha[:12]
+
+
+def each_commit(adapter, fx):
+    """(sha, git facts, the reply read as a Commit, the result as sent) for
+    every commit the adapter served; a commit it did not serve is FC-100's
+    business."""
+    served = [(sha, ask(adapter, fx, sha)) for sha in git_all_commits(fx)]
+    served = [(sha, asked) for sha, asked in served if asked.commit is not None]
+    need(served, "repo/commit answered no commit of vcs with a result object",
+         owner("commit replies are"))
+    for sha, asked in served:
+        yield sha, git_commit(fx, sha), asked.commit, asked.result
+
+
+def files_of(commit, sha, result, git):
+    """The commit's files by path (a rename split in two folded), and the folded paths."""
+    return canonical(need_files(commit, sha, result), git)
+
+
+@case("FC-100")
+def test_commit_shape(adapter, fx):
+    """repo/commit of every commit of vcs answers a result with the required
+    members typed (sha, author, date, message strings; files an array of
+    objects with string path and status) and the optional ones typed when
+    present (parents strings, truncated boolean, web_url string, counts
+    0..2^32-1, patch string, binary boolean, previous_path string); date is
+    ISO-8601 (the basic format warns).
+
+    Falsified by: commit-truncated-string: Every commit but a merge answers truncated as the string
+    "false".
+    """
+    require_commit(adapter, fx)
+    tip = ask(adapter, fx, git_tip(fx))
+    need(tip.error is None, f"repo/commit of {VCS_DEFAULT_BRANCH}'s tip answered an error "
+         f"({tip.error.message if tip.error else ''!r})", owner("serving repo/commit at all is"))
+    problems = []
+    for sha in git_all_commits(fx):
+        asked = ask(adapter, fx, sha)
+        if asked.error is not None:
+            problems.append(f"{short(sha)}: an error ({asked.error.message!r})")
+            continue
+        if asked.reading.problems:
+            problems.append(f"{short(sha)}: " + "; ".join(
+                f"{p or '(top level)'}: {m}" for p, m in asked.reading.problems[:3]))
+            continue
+        date = asked.commit.date
+        if instant(date) is None:
+            if BASIC_ISO.match(date.strip()):
+                warn(f"{short(sha)}: date {date!r} is ISO-8601's basic format (the host shows "
+                     f"dates verbatim)")
+            else:
+                problems.append(f"{short(sha)}: date {date!r} is not ISO-8601")
+    fc_assert(not problems, expected="a well-formed commit for each of the repository's "
+              f"{len(git_all_commits(fx))} commits", got=listing(problems, 3),
+              why="repo/commit answers the protocol's commit shape")
+
+
+@case("FC-101")
+def test_commit_identity(adapter, fx):
+    """Each commit reply names that commit: sha is its full id (a shorter
+    spelling that resolves warns; another string must resolve to it),
+    parents (when given) are git's parents in order, first parent first, []
+    for the root, and date is git's author-date instant.
+
+    Falsified by: merge-parents-reversed: A merge's parents are listed second parent first.
+    """
+    require_commit(adapter, fx)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        spelled = commit.sha
+        if isinstance(spelled, str) and spelled != sha:
+            if len(spelled) >= 4 and sha.startswith(spelled):
+                warn(f"{short(sha)}: sha {spelled!r} is a shorter spelling of the full id")
+            else:
+                fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
+                          got=f"sha {show(spelled)}, which does not resolve to that commit",
+                          why="a commit reply's sha names the commit asked for")
+        if isinstance(result.get("parents"), list):   # parents are optional: judged when given
+            parents = commit.parents
+            ok = len(parents) == len(git.parents) and all(
+                resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
+            fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
+                      f"parent first)", got=f"parents {show(result['parents'])} for {short(sha)}",
+                      why="parents are the commit's parents in order ([] for a root commit)")
+        when = instant(commit.date)
+        if when is not None:
+            fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {short(sha)}",
+                      got=f"date {commit.date!r}", why="date is the commit's author date")
+
+
+@case("FC-102")
+def test_commit_message(adapter, fx):
+    """Each commit's message is the complete message, subject and body, as git
+    stores it, without the terminating newline.
+
+    Falsified by: message-subject-only: repo/commit's message is the subject line only.
+    """
+    require_commit(adapter, fx)
+    bodies = 0
+    for sha, git, commit, _ in each_commit(adapter, fx):
+        message = commit.message
+        if not isinstance(message, str):
+            continue   # FC-100's
+        bodies += "\n" in git.message
+        if message == git.message:
+            continue
+        if message.rstrip("\n") == git.message:
+            why = "the message carries a trailing newline"
+        elif message == git.subject and git.subject != git.message:
+            why = "the message is the subject only: the body is missing"
+        else:
+            why = "the message is the commit's complete message"
+        fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
+                  why=f"{short(sha)}: {why}")
+    need(bodies, "no commit with a body was answered", owner("commit replies are"))
+
+
+@case("FC-103")
+def test_first_parent_changes(adapter, fx):
+    """Each commit's files are git's first-parent diff: the same changed paths
+    (a subset when truncated is true) and, for the four known statuses,
+    git's status; the root commit lists everything as added (against the
+    empty tree) and the merge lists what it brought in from the first
+    parent's view.
+
+    Falsified by: merge-last-parent-diff: A merge's files are its diff against the last parent
+    (statuses only, no patches).
+    """
+    require_commit(adapter, fx)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, _ = files_of(commit, sha, result, git)
+        want = {c.path: c.status for c in git.changes}
+        got = set(by_path)
+        kind = ("the root commit, against the empty tree" if not git.parents else
+                "a merge, against its first parent" if len(git.parents) > 1 else "a commit")
+        if commit.truncated is True:
+            fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
+                      got=f"also {listing(got - set(want))}",
+                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+        else:
+            fc_assert(got == set(want), expected=f"git's changed paths {listing(want)}",
+                      got=f"missing {listing(set(want) - got) or 'none'}; extra "
+                      f"{listing(got - set(want)) or 'none'}",
+                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+        wrong = [f"{p}: {by_path[p].status!r} (git: {want[p]})" for p in sorted(got)
+                 if p in want and by_path[p].status in COMMIT_STATUSES
+                 and by_path[p].status != want[p]]
+        fc_assert(not wrong, expected="git's status for every changed path",
+                  got=listing(wrong, 3), why=f"{short(sha)} ({kind}): each file's status is "
+                  f"the change git sees")
+
+
+@case("FC-104")
+def test_statuses(adapter, fx):
+    """Statuses are the lower-case added/removed/modified/renamed (any other
+    string warns: the host reads it as modified), and every renamed file
+    carries previous_path, naming the path git renamed it from.
+
+    Falsified by: rename-without-previous-path: Renamed files carry no previous_path.
+    """
+    require_commit(adapter, fx)
+    renamed, unknown = 0, []
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
+        for path, f in sorted(by_path.items()):
+            status = f.status
+            if isinstance(status, str) and status not in COMMIT_STATUSES:
+                unknown.append(f"{short(sha)} {path}: {status!r}")
+            if status != "renamed" or path in folded:
+                continue
+            renamed += 1
+            change = git.change_of(path)
+            prev = f.previous_path
+            want = change.previous_path if change is not None else None
+            fc_assert(isinstance(prev, str) and (want is None or prev == want),
+                      expected=f"previous_path {show(want) if want else 'a string'}",
+                      got=f"previous_path {show(prev)}" if prev is not None
+                      else "no previous_path",
+                      why=f"{short(sha)} {path}: a renamed file carries previous_path")
+    if unknown:
+        warn(f"{len(unknown)} file(s) with a status other than {', '.join(COMMIT_STATUSES)} "
+             f"(the host reads it as modified): {listing(unknown, 3)}")
+    need(renamed or not any(c.letter == "R" for s in git_all_commits(fx)
+                            for c in git_commit(fx, s).changes),
+         f"no commit listed {VCS_RENAMED[1]} as renamed", None)
+
+
+@case("FC-105")
+def test_patch_format(adapter, fx):
+    """Every patch is hunks only: each hunk starts with an `@@ -a,b +c,d @@`
+    header whose counts its body matches, body lines start with ' ', '+',
+    '-' or '\\', no file headers (diff --git, index, ---, +++, mode lines),
+    lines joined with \\n and no newline after the last one.
+
+    Falsified by: patch-file-headers: Patches keep git's ---/+++ file headers before their hunks.
+    """
+    require_commit(adapter, fx)
+    problems, seen = [], 0
+    for sha, git, commit, result in each_commit(adapter, fx):
+        for f in need_files(commit, sha, result):
+            patch = f.patch
+            if not isinstance(patch, str) or patch == "":
+                continue
+            seen += 1
+            problem = patch_problem(patch)
+            if problem:
+                problems.append(f"{short(sha)} {f.path}: {problem}")
+    fc_assert(not problems, expected="hunks only", got=listing(problems, 3),
+              why="a patch contains only well-formed hunks")
+    need(seen, "no commit of vcs carried a non-empty patch", None)
+
+
+@case("FC-106")
+def test_metadata_only_and_binary(adapter, fx):
+    """A change whose bytes are the same on both sides (the mode-only change of
+    tools/build.sh, the pure rename) has patch "" (or none); the binary
+    change of assets/logo.bin carries no text patch: binary true (a patch or
+    counts beside it warn), or no patch (unmarked warns).
+
+    Falsified by: rename-full-patch: A pure rename carries a patch removing and re-adding every line
+    (counts to match).
+    """
+    require_commit(adapter, fx)
+    looked = set()
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
+        for change in git.changes:
+            f = by_path.get(change.path)
+            if f is None or change.path in folded:
+                continue
+            patch = f.patch
+            if change.same_bytes:
+                looked.add(change.path)
+                fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
+                          got=f"patch {show(patch, 80)}",
+                          why=f"{short(sha)} {change.path}: a change that leaves the bytes "
+                          f"alone has an empty patch")
+            elif change.binary:
+                looked.add(change.path)
+                if f.binary is True:
+                    extra = [k for k in ("patch", "additions", "deletions")
+                             if getattr(f, k) is not None]
+                    if extra:
+                        warn(f"{short(sha)} {change.path}: binary true beside "
+                             f"{', '.join(extra)} (should be left out)")
+                    continue
+                fc_assert(not isinstance(patch, str) or patch == "",
+                          expected="binary true and no patch",
+                          got=f"binary {show(f.binary)}, patch {show(patch, 60)}",
+                          why=f"{short(sha)} {change.path}: a binary change has no text patch")
+                warn(f"{short(sha)} {change.path}: a binary change not marked binary: true "
+                     f"(the host shows it as a patch that is unavailable)")
+    wanted = {VCS_MODE_CHANGED, VCS_RENAMED[1], VCS_BINARY_CHANGED}
+    need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them",
+         owner("commit files are"))
+
+
+@case("FC-107")
+def test_counts(adapter, fx):
+    """additions/deletions, when given beside a patch, equal its '+' and '-'
+    lines; counts never stand in for unknown ones: no zeros for the binary
+    change, nor for a change git counts lines in whose patch is not given.
+
+    Falsified by: binary-zero-counts: Binary files report additions 0 and deletions 0 (counts
+    unknown, reported as zero).
+    """
+    require_commit(adapter, fx)
+    judged = 0
+    for sha, git, commit, result in each_commit(adapter, fx):
+        by_path, folded = files_of(commit, sha, result, git)
+        for path, f in sorted(by_path.items()):
+            adds, dels = f.additions, f.deletions   # None: absent (or malformed: FC-100's)
+            if adds is None and dels is None:
+                continue
+            judged += 1
+            patch = f.patch
+            change = git.change_of(path)
+            if isinstance(patch, str):
+                plus, minus = patch_counts(patch)
+                got = {k: v for k, v in (("additions", adds), ("deletions", dels))
+                       if v is not None}
+                want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
+                fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
+                          got=show(got), why=f"{short(sha)} {path}: counts match the patch")
+            elif change is not None and path not in folded:
+                unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
+                zeros = (adds in (0, None) and dels in (0, None))
+                fc_assert(not (unknown and zeros),
+                          expected="no counts (unknown)" if change.binary else
+                          f"additions {change.additions}, deletions {change.deletions}, or none",
+                          got=f"additions {show(adds)}, deletions {show(dels)}",
+                          why=f"{short(sha)} {path}: unknown counts are left out, never zero")
+    need(judged, "no file of any commit carried counts", None)
+
+
+@case("FC-108")
+def test_unknown_commit(adapter, fx):
+    """repo/commit of a 40-hex id naming no object, and of a name that is no
+    ref, is an error (not_found preferred: another or no kind warns).
+
+    Falsified by: unknown-commit-tip: repo/commit of an unknown sha answers the default branch's
+    tip.
+    """
+    require_commit(adapter, fx)
+    for sha in (unknown_commit_id(fx), "forge-conformance-no-such-commit"):
+        what = f"repo/commit of the unknown sha {sha}"
+        err = expect_error(adapter, "repo/commit", {"repo": fx.repo(VCS), "sha": sha}, what=what)
+        if err.raw_kind != "not_found":
+            warn(f"{what}: kind {show(err.raw_kind)} (not_found preferred); message "
+                 f"{err.message!r}")
+
+
+@case("FC-109")
+def test_truncated_honest(adapter, fx):
+    """truncated true means the file list is incomplete: a commit whose every
+    changed file (git's first-parent diff) is listed says false (or nothing).
+
+    Falsified by: root-truncated: The root commit's reply says truncated true over its full file
+    list.
+    """
+    require_commit(adapter, fx)
+    for sha, git, commit, result in each_commit(adapter, fx):
+        if commit.truncated is not True:
+            continue
+        listed = set(files_of(commit, sha, result, git)[0])
+        fc_assert(listed != {c.path for c in git.changes},
+                  expected="truncated false: all of git's changed paths are listed",
+                  got=f"truncated true beside all {len(listed)} of them",
+                  why=f"{short(sha)}: truncated says the file list is incomplete")

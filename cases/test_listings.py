@@ -1,0 +1,293 @@
+"""Listing and link cases (FC-110..FC-115): search/repos, org/repos, repo/clone_url,
+repo/web_url, org/url (PROTOCOL §3.1, §3.2, §3.9-§3.11).
+
+Expectations are the fixture's repositories (their directories) and git:
+the vcs repo's clone_url is cloned into a temporary directory and its
+branches compared with the fixture's own (when it names a local path or a
+file:// URL). Fault repos need not be listed (RULINGS "Fault repos"). The
+`orgs` capability gates org/repos and org/url: false is never asked.
+"""
+
+import os
+import re
+import subprocess
+import tempfile
+from urllib.parse import unquote, urlparse
+
+from cases.api import case, fc_assert, fail, listing, need, owner, show, skip, warn
+from cases.facts import served
+from cases.formats import instant
+from cases.replies import read_reply, try_request
+from fixture.catalog import (ALPHA, BETA, TERM_LINE_PATH, VCS, VCS_DEFAULT_BRANCH,
+                             VCS_FEATURE_BRANCH)
+from wire.messages import CloneUrl, OrgRepos, OrgUrl, RepoItem, SearchRepos, WebUrl, read
+
+GIT_CLONE_TIMEOUT_S = 60
+# What git clone takes besides a local path: scheme URLs and the scp-like form.
+GIT_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh|ssh\+git|ftps?)://[^/\s]+(?:/\S*)?"
+                     r"|[\w.+-]+@[\w.-]+:\S+|[\w.-]+:[^/\\\s]\S*)$")
+# The members of an org/repos object FC-112 owns (the v1.4 entries; the
+# protocol monitor attributes them alike): its name and the optional members.
+OBJECT_MEMBERS = re.compile(r"repos\[(\d+)\]\.(name|description|private|archived|pushed_at)")
+
+
+def problems_text(problems):
+    return listing((f"{p or '(top level)'}: {m}" for p, m in problems), 3)
+
+
+def accepted_back(adapter, fx, repo_id):
+    """None when ``repo_id`` (an id the adapter emitted) is served back, else
+    why not: repo/clone_url of it (the cheapest method naming a repository)
+    must not answer not_found (a fault repo's own error is fine)."""
+    result, err = try_request(adapter, "repo/clone_url", {"repo": repo_id})
+    if err is not None and err.raw_kind == "not_found":
+        return f"{repo_id}: repo/clone_url answered not_found ({err.message!r})"
+    if err is None and not isinstance(result, dict):
+        return f"{repo_id}: repo/clone_url answered {show(result, 40)}"
+    return None
+
+
+def require_orgs(adapter):
+    if not adapter.caps.orgs:
+        skip("needs the 'orgs' capability, which the adapter declares false (never asked)")
+
+
+@case("FC-110")
+def test_search_repos(adapter, fx):
+    """search/repos by each fixture repository's name answers items that are
+    objects with a string full_name or org, the repository among them as
+    <org>/<name>; every repository id it lists is accepted back (by
+    repo/clone_url).
+
+    Falsified by: search-repos-prefix-only: search/repos matches only ids that start with the query
+    (so a bare name finds nothing).
+    """
+    emitted = []
+    for name in sorted(set(served(fx).values())):
+        what = f"search/repos {name!r}"
+        reading = read_reply(adapter.request("search/repos", {"query": name}), SearchRepos,
+                             what, None)
+        if reading.problems:
+            fail(f"{what} answers items with a string full_name or org",
+                 got=problems_text(reading.problems))
+        items = reading.model.items
+        names = [i.full_name for i in items if isinstance(i, RepoItem)]
+        fc_assert(fx.repo(name) in names, expected=f"{fx.repo(name)} among the items",
+                  got=f"full_name {listing(names) or 'none'}",
+                  why="the fixture's repositories are found by name")
+        emitted += [n for n in names if n not in emitted]
+    malformed = [n for n in emitted if not re.fullmatch(r"[^/]+(/[^/]+)+", n)]
+    fc_assert(not malformed, expected="ids of the form <org>/<name>", got=listing(malformed),
+              why="repository ids are <org>/<name>")
+    refused = [why for why in (accepted_back(adapter, fx, n) for n in emitted[:12]) if why]
+    fc_assert(not refused, expected="every listed id served back", got=listing(refused, 3),
+              why="an adapter accepts back every repository id it emitted")
+
+
+def org_repos(adapter, fx, what, whose=None):
+    """(org/repos of the fixture's org read as OrgRepos, the result as sent); a
+    reply that is not an object fails the running case (``whose`` None) or
+    skips it naming the owner."""
+    result = adapter.request("org/repos", {"org": fx.org})
+    return read_reply(result, OrgRepos, what, whose), result
+
+
+def org_entry_names(reading, result):
+    """(names, problems) of an org/repos reply: the names of its entries that
+    are strings or objects with a string name, and the problems FC-111 owns
+    (repos not an array, an entry neither a string nor an object). An object
+    read around for an optional member FC-112 owns (description, private,
+    archived, pushed_at) still names its repository."""
+    names = [r.name for r in reading.model.repos]
+    later = {}   # entry index -> its name, for entries left out over FC-112's members
+    problems = []
+    for path, message in reading.problems:
+        m = OBJECT_MEMBERS.fullmatch(path)
+        if m is None:
+            problems.append(f"{path or '(top level)'}: {message}")
+            continue
+        entry = result["repos"][int(m.group(1))]
+        if isinstance(entry.get("name"), str):
+            later[int(m.group(1))] = entry["name"]
+    return names + list(later.values()), problems
+
+
+@case("FC-111")
+def test_org_repos(adapter, fx):
+    """org/repos of the fixture's org lists every fixture repository by its
+    name relative to the org (a string or an object with a string name;
+    <org>/<name> is accepted back); an org that cannot be listed should be an
+    error, not an empty list (a warning).
+
+    Falsified by: org-repos-full-ids: org/repos lists full ids (<org>/<name>) instead of names
+    relative to the org.
+    """
+    require_orgs(adapter)
+    what = f"org/repos of {fx.org!r}"
+    reading, result = org_repos(adapter, fx, what)
+    names, problems = org_entry_names(reading, result)
+    fc_assert(not problems, expected="entries that are strings or objects",
+              got=listing(problems, 3), why="org/repos entries are names")
+    unnamed = [p for p, _ in reading.problems if p.endswith(".name")]
+    need(not unnamed, f"{what} has objects without a string name ({listing(unnamed)})",
+         owner("org/repos object members are"))
+    prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
+    fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
+              why="org/repos lists names relative to the org, not full ids")
+    want = set(served(fx).values())
+    fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
+              got=f"missing {listing(want - set(names))}",
+              why="org/repos lists the org's repositories")
+    refused = [why for why in (accepted_back(adapter, fx, f"{fx.org}/{n}") for n in names[:12])
+               if why]
+    fc_assert(not refused, expected="<org>/<name> served back for each name",
+              got=listing(refused, 3), why="the host joins the org and a listed name into an id")
+    other = f"{fx.org}-no-such-org-fc111"
+    result, err = try_request(adapter, "org/repos", {"org": other})
+    if err is None and isinstance(result, dict) and result.get("repos", []) == []:
+        warn(f"org/repos of the unknown org {other!r} answered an empty list; an org that "
+             f"cannot be listed should be an error (e.g. not_found)")
+
+
+@case("FC-112")
+def test_org_repo_objects(adapter, fx):
+    """org/repos object entries (v1.4; strings stay legal) have a string name
+    and, when present, a string description, boolean private and archived,
+    and an ISO-8601 pushed_at.
+
+    Falsified by: org-repos-epoch-pushed-at: org/repos answers objects whose pushed_at is epoch
+    seconds as a string (names kept).
+    """
+    require_orgs(adapter)
+    reading, result = org_repos(adapter, fx, "org/repos", owner("org/repos entries are"))
+    names, problems = org_entry_names(reading, result)
+    need(not problems, f"org/repos entries {listing(problems, 2)}", owner("org/repos entries are"))
+    typed = [(p, m) for p, m in reading.problems if OBJECT_MEMBERS.fullmatch(p)]
+    if typed:
+        fail("org/repos objects have the v1.4 member types", got=problems_text(typed))
+    bad = [f"{o.name}: pushed_at {o.pushed_at!r}" for o in reading.model.repos
+           if not o.bare and o.pushed_at is not None and instant(o.pushed_at) is None]
+    fc_assert(not bad, expected="pushed_at in ISO-8601", got=listing(bad, 3),
+              why="pushed_at is an ISO-8601 date-time")
+
+
+def local_source(url):
+    """The local path a clone URL names (an absolute path or a file:// URL), or None."""
+    if url.startswith("file://"):
+        parsed = urlparse(url)
+        return unquote(parsed.path) if parsed.netloc in ("", "localhost") else None
+    return url if os.path.isabs(url) else None
+
+
+def git_env(home):
+    return {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "LC_ALL": "C",
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0"}
+
+
+def clone_heads(url):
+    """(branch -> commit id of a clone of ``url``, None) or (None, git's complaint)."""
+    with tempfile.TemporaryDirectory(prefix="fc113-clone-") as tmp:
+        dest = os.path.join(tmp, "clone")
+        env = git_env(tmp)
+        run = subprocess.run(["git", "-c", "protocol.file.allow=always", "clone", "--quiet",
+                              "--no-checkout", "--", url, dest], env=env, cwd=tmp,
+                             stdin=subprocess.DEVNULL, capture_output=True,
+                             timeout=GIT_CLONE_TIMEOUT_S)
+        if run.returncode != 0:
+            return None, run.stderr.decode("utf-8", "replace").strip()[:200]
+        out = subprocess.run(["git", "-C", dest, "for-each-ref",
+                              "--format=%(refname:strip=3)%00%(objectname)", "refs/remotes/origin"],
+                             env=env, capture_output=True, timeout=GIT_CLONE_TIMEOUT_S)
+        heads = dict(line.split("\0", 1) for line in out.stdout.decode().splitlines()
+                     if "\0" in line)
+        return heads, None
+
+
+@case("FC-113")
+def test_clone_url(adapter, fx):
+    """repo/clone_url answers a string for every repository; for vcs, a local
+    path or file:// URL is cloned with git and must give the fixture's main
+    and feature commits (another URL must be well-formed for git, and the
+    case warns it could not clone it).
+
+    Falsified by: clone-url-parent-dir: repo/clone_url of a git repository names the directory above
+    it (not a repository).
+    """
+    urls = {}
+    for name in sorted(set(served(fx).values()) | {ALPHA, BETA}):
+        what = f"repo/clone_url of {fx.repo(name)}"
+        url = read_reply(adapter.request("repo/clone_url", {"repo": fx.repo(name)}), CloneUrl,
+                         what, None).model.clone_url
+        fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
+                  got=show(url), why=f"{what} is a URL or path")
+        urls[name] = url
+    if not fx.vcs_built:
+        return   # nothing to clone; the plain repositories were judged
+    url = urls[VCS]
+    source = local_source(url)
+    if source is None:
+        fc_assert(GIT_URL.match(url), expected="a URL git clone accepts", got=show(url),
+                  why="clone_url is a URL or path git clone accepts")
+        warn(f"clone_url {url!r} of {fx.repo(VCS)} is not local: not cloned, only its form "
+             f"was checked")
+        return
+    heads, complaint = clone_heads(url)
+    fc_assert(heads is not None, expected=f"git clone {url} to succeed", got=complaint,
+              why="clone_url is a path or URL git clone accepts")
+    for branch in (VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH):
+        want = fx.git("rev-parse", branch).strip()
+        fc_assert(heads.get(branch) == want, expected=f"{branch} at {want[:12]} in the clone",
+                  got=f"{branch} at {show(heads.get(branch))}",
+                  why=f"cloning {fx.repo(VCS)}'s clone_url gives its commits")
+
+
+@case("FC-114")
+def test_web_url(adapter, fx):
+    """repo/web_url answers a non-empty string for a file, a directory and the
+    root (path "", branch "", line null, with the host's is_file); a line
+    anchor for a file and a range anchor should change the URL (warnings).
+
+    Falsified by: web-url-root-refused: repo/web_url of the repository root (path "") answers an
+    error.
+    """
+    repo = fx.repo(ALPHA)
+
+    def url_of(path, is_file, line=None, end_line=None):
+        params = {"repo": repo, "path": path, "branch": "", "line": line, "end_line": end_line,
+                  "is_file": is_file}
+        what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "")
+        result, err = try_request(adapter, "repo/web_url", params)
+        fc_assert(err is None, expected="a URL", got=f"an error: {err.message!r}" if err else "",
+                  why=f"{what} of {repo} answers a URL")
+        url = read(result, WebUrl).model.url if isinstance(result, dict) else None
+        fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string url",
+                  got=show(result, 80), why=f"{what} of {repo} answers a URL")
+        return url
+
+    directory = TERM_LINE_PATH.rsplit("/", 1)[0]
+    plain = url_of(TERM_LINE_PATH, True)
+    url_of(directory, False)
+    url_of("", False)
+    line = url_of(TERM_LINE_PATH, True, 3)
+    if line == plain:
+        warn(f"repo/web_url with line 3 gave the same URL as without ({plain!r}): no line anchor")
+    span = url_of(TERM_LINE_PATH, True, 3, 5)
+    if span == line:
+        warn(f"repo/web_url with line 3 and end_line 5 gave the single-line URL ({line!r}): "
+             f"no range anchor")
+
+
+@case("FC-115")
+def test_org_url(adapter, fx):
+    """org/url of the fixture's org answers a non-empty string url.
+
+    Falsified by: org-url-href: org/url answers {"href": ...} instead of {"url": ...}.
+    """
+    require_orgs(adapter)
+    result = adapter.request("org/url", {"org": fx.org})
+    url = read_reply(result, OrgUrl, f"org/url of {fx.org}", None).model.url
+    fc_assert(isinstance(url, str) and url.strip(),
+              expected="a non-empty string url", got=show(result, 80),
+              why="org/url answers the organisation's page")
+

@@ -1,0 +1,150 @@
+"""Revision round-trip cases (FC-130..FC-133): repo/log and repo/blame at a
+non-null ref, their commit ids fed back as refs (PROTOCOL §3.5-§3.8), and
+repo/blob_at with ref null.
+
+Expectations come from git. Commit ids are the backend's vocabulary
+(RULINGS "Content and revisions"): an id is judged by what it resolves to,
+so an abbreviated id of the right commit passes. Each case reads its
+capability first and skips, saying why, when it is false or absent, or when
+git is missing.
+"""
+
+from cases.api import case, fc_assert, listing, need, owner, show, skip
+from cases.formats import b64_loose
+from cases.gitfacts import git_blame, git_log, git_paths, git_show
+from cases.replies import blob_ids, by_path, read_reply, tree
+from fixture import GIT_MISSING_REASON
+from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH,
+                             VCS_FEATURE_REWRITTEN, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
+                             VCS_THREE_COMMITS)
+from wire.messages import Blame, BlobAt, Log
+
+
+def require(adapter, fx, capability):
+    if not fx.vcs_built:
+        skip(f"the vcs repo is missing: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
+    if not getattr(adapter.caps, capability):
+        skip(f"needs the {capability!r} capability, which the adapter declares false or omits")
+
+
+def same_commit(spelled, sha):
+    """The adapter's id names git's commit ``sha`` (the full id, or a prefix of it)."""
+    return isinstance(spelled, str) and len(spelled) >= 4 and sha.startswith(spelled)
+
+
+def log_items(adapter, fx, ref, path=None):
+    """repo/log's items, read around malformed members; a reply that is not an
+    object skips the running case (log replies are FC-094's, at any ref)."""
+    result = adapter.request("repo/log", {"repo": fx.repo(VCS), "path": path, "ref": ref,
+                                          "limit": None})
+    return read_reply(result, Log, f"repo/log at {ref}", owner("log replies are")).model.items
+
+
+@case("FC-130")
+def test_log_at_ref(adapter, fx):
+    """repo/log at the feature branch (and at the v0.1 tag) walks history from
+    that revision: git's commits of that ref, newest first, and not main's.
+
+    Falsified by: log-ignores-ref: repo/log walks the default branch whatever ref is asked.
+    """
+    require(adapter, fx, "log")
+    for ref in (VCS_FEATURE_BRANCH, VCS_LIGHT_TAG):
+        want = [c.sha for c in git_log(fx, ref)]
+        got = [i.sha for i in log_items(adapter, fx, ref)]
+        fc_assert(len(got) == len(want) and all(same_commit(g, w) for g, w in zip(got, want)),
+                  expected=f"git log {ref}: {', '.join(w[:12] for w in want)}",
+                  got=", ".join(str(g)[:12] for g in got) or "no items",
+                  why=f"repo/log at {ref} walks history from that revision")
+
+
+@case("FC-131")
+def test_blame_at_ref(adapter, fx):
+    """repo/blame at the v0.1 tag and at feature attributes each line to the
+    commit git blame gives at that ref (at v0.1 every line is the root's).
+
+    Falsified by: blame-ignores-ref: repo/blame blames the default branch whatever ref is asked.
+    """
+    require(adapter, fx, "blame")
+    for ref in (VCS_LIGHT_TAG, VCS_FEATURE_BRANCH):
+        params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": ref}
+        ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
+                            owner("blame replies are")).model.ranges
+        want = git_blame(fx, ref, VCS_BLAME_TWO_AUTHORS)
+        got = [(r.start_line, r.end_line, r.sha) for r in ranges]
+        ok = len(got) == len(want) and all(
+            (s, e) == (w.start_line, w.end_line) and same_commit(sha, w.sha)
+            for (s, e, sha), w in zip(got, want))
+        fc_assert(ok, expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
+                  got=show([(s, e, str(sha)[:12]) for s, e, sha in got]),
+                  why=f"repo/blame at {ref} blames that revision")
+
+
+@case("FC-132")
+def test_log_shas_as_refs(adapter, fx):
+    """Every commit id repo/log lists for a file is accepted back as a ref:
+    repo/blob_at of that file at each id serves git's bytes at that commit,
+    and repo/tree at each id (when refs is declared) lists git's paths there.
+
+    Falsified by: blob-at-hex-ref-worktree: repo/blob_at at a commit id (hex, one git resolves)
+    serves the working tree's bytes.
+    """
+    require(adapter, fx, "log")
+    paths = (VCS_THREE_COMMITS, VCS_MAIN_ADVANCED)
+    judged = 0
+    for path in paths:
+        items = log_items(adapter, fx, None, path)
+        shas = [i.sha for i in items if isinstance(i.sha, str)]
+        need(shas, f"repo/log of {path} listed no commit id", owner("log replies are"))
+        for spelled in shas:
+            commit = fx.git("rev-parse", "--verify", "-q", f"{spelled}^{{commit}}").strip() \
+                if len(spelled) >= 4 else ""
+            need(commit, f"repo/log listed {spelled!r}, which git does not know",
+                 owner("log replies are"))
+            judged += 1
+            what = f"repo/blob_at of {path} at {spelled[:12]}"
+            result = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
+                                                                  "path": path, "ref": spelled}),
+                                BlobAt, what, owner("blob_at replies are")).model
+            got = b64_loose(result.bytes_b64)
+            want = git_show(fx, commit, path)
+            fc_assert(got == want, expected=f"{path} as git has it at {commit[:12]}",
+                      got="undecodable bytes" if got is None else f"{len(got)} other bytes",
+                      why="a commit id from repo/log is accepted back as a ref")
+            if adapter.caps.refs:
+                listed = set(by_path(tree(adapter, fx, VCS, spelled).model))
+                want_paths = git_paths(fx, commit) or set()
+                fc_assert(listed == want_paths, expected=f"git's {len(want_paths)} paths at "
+                          f"{commit[:12]}", got=f"missing {listing(want_paths - listed) or 'none'};"
+                          f" extra {listing(listed - want_paths) or 'none'}",
+                          why="a commit id from repo/log is accepted back as repo/tree's ref")
+    need(judged, "repo/log listed no commit", owner("log replies are"))
+
+
+@case("FC-133")
+def test_blob_at_null_ref(adapter, fx):
+    """repo/blob_at with ref null serves the default branch's file (the bytes
+    on disk) for files that differ between main and feature, with the sha
+    repo/tree (ref null) lists for that path.
+
+    Falsified by: blob-at-null-ref-git-sha: repo/blob_at with ref null reports git's blob id while
+    trees report sha256 ids.
+    """
+    require(adapter, fx, "log")
+    paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS)
+    listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
+    for path in paths:
+        what = f"repo/blob_at of {path} with ref null"
+        result = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
+                                                              "ref": None}), BlobAt, what,
+                            owner("blob_at replies are")).model
+        got = b64_loose(result.bytes_b64)
+        want = fx.read(VCS, path)
+        fc_assert(got == want, expected=f"{path} as on the default branch ({len(want)} bytes)",
+                  got="undecodable bytes" if got is None else f"{len(got)} other bytes",
+                  why="blob_at with ref null serves the default branch")
+        need(path in listed, f"repo/tree of {fx.repo(VCS)} did not list {path} with a sha",
+             owner("coverage is"))
+        fc_assert(result.sha == listed[path],
+                  expected=f"sha {show(listed[path])} (repo/tree, ref null)",
+                  got=f"sha {show(result.sha)}",
+                  why="blob_at's sha is the tree entry's sha at the same (null) ref")

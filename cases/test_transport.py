@@ -1,0 +1,230 @@
+"""Transport cases (FC-120..FC-123): what the wire itself must carry (PROTOCOL §1.2, §2.1, §5.4, §7.2, §7.4).
+
+Several requests in flight at once (the host's reader routes by id, so any
+order is fine and a strictly sequential adapter passes too), a second
+initialize on one process, a cancel naming a finished request, and stdout
+carrying nothing but protocol messages. The only fixed wait is FC-122's
+named SILENCE_S window (a rule about absence).
+"""
+
+import time
+
+from cases.api import case, fc_assert, listing, need, owner, show
+from cases.formats import b64_loose
+from cases.replies import (HITS, by_path, folded, listed_ids, reply_like, tree, tree_what,
+                           try_request)
+from cases.settings import SILENCE_S
+from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
+                             VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
+from wire.messages import Blob, Tree, read
+
+BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
+
+
+def replies_per_id(adapter, mark):
+    """id -> number of reply frames the adapter sent for it since ``mark``."""
+    counts = {}
+    for e in adapter.transcript.since(mark):
+        if e.direction == "in" and e.kind == "reply" and e.id is not None:
+            counts[e.id] = counts.get(e.id, 0) + 1
+    return counts
+
+
+def view(method, result):
+    """What a reply says, for comparing a concurrent answer with a lone one."""
+    if not isinstance(result, dict):
+        return ("not an object", show(result, 60))
+    if method == "repo/tree":
+        return ("paths", frozenset(by_path(read(result, Tree).model)))
+    if method == "repo/blob":
+        return ("bytes", b64_loose(read(result, Blob).model.bytes_b64))
+    return ("result", show(result, 200))
+
+
+def streamed(call):
+    """The files a streamed search/code call's batches name (folded like the
+    host; a batch whose items is not an array names none)."""
+    return folded(hit for batch in call.partials if isinstance(batch, list)
+                  for hit in read(batch, HITS).model)
+
+
+def tree_paths(result):
+    """The paths a repo/tree result lists (none when it is not an object)."""
+    listed = read(result, Tree).model
+    return set(by_path(listed)) if listed is not None else set()
+
+
+@case("FC-120")
+def test_requests_in_flight_at_once(adapter, fx):
+    """A streaming search, the slow tree of wide and three blobs written back to
+    back, before any reply: each is answered exactly once, under its own id
+    (in any order), with what the same request answers alone.
+
+    Falsified by: concurrent-blobs-swapped: Replies to repo/blob requests in flight together are
+    sent under each other's ids.
+    """
+    ids = listed_ids(adapter, fx, ALPHA, set(BLOB_PATHS), every=True)
+    asks = [("repo/tree", {"repo": fx.repo(WIDE), "ref": None})]
+    asks += [("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[p]}) for p in BLOB_PATHS]
+    streaming = adapter.caps.code_search
+    mark = adapter.transcript.mark()
+    search = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True}) \
+        if streaming else None
+    calls = [adapter.call(method, params) for method, params in asks]
+    for call in ([search] if search else []) + calls:
+        call.wait()
+    counts = replies_per_id(adapter, mark)
+    together = [c for c in ([search] if search else []) + calls]
+    twice = [f"{c.method} #{c.id} answered {counts.get(c.id, 0)} times" for c in together
+             if counts.get(c.id, 0) > 1]
+    fc_assert(not twice, expected="one reply per request", got=listing(twice),
+              why="each request in flight is answered exactly once")
+    unanswered = [f"{c.method} #{c.id} ({c.outcome})" for c in together
+                  if c.outcome not in ("result", "error")]
+    fc_assert(not unanswered, expected="a reply to every request in flight",
+              got=listing(unanswered), why="requests in flight together are all answered")
+    differ = []
+    for call, (method, params) in zip(calls, asks):
+        alone, err = try_request(adapter, method, params)
+        if err is not None:
+            continue   # what the request answers alone is another case's business
+        got = view(method, call.value) if call.outcome == "result" else ("error", call.error.message)
+        if got != view(method, alone):
+            what = f"{method} {params.get('sha', params.get('repo'))}"[:60]
+            differ.append(f"#{call.id} {what}: {show(got[1], 50)}")
+    fc_assert(not differ, expected="each reply as the same request answers alone",
+              got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
+    if search is not None and search.outcome == "result":
+        hits = streamed(search)
+        alone = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
+        alone.result()
+        want = streamed(alone)
+        need(want, f"the streamed search/code {TERM_MANY_ALPHA!r} found nothing alone",
+             owner("streamed hits are"))
+        fc_assert(hits == want, expected=f"the {len(want)} files it streams alone",
+                  got=f"missing {listing(want - hits) or 'none'}; extra {listing(hits - want) or 'none'}",
+                  why="a stream in flight beside other requests carries its own hits")
+
+
+@case("FC-121")
+def test_second_initialize(adapter, fx):
+    """A second initialize on the same process (an older host sent two) is
+    answered with a result, and the process goes on serving repo/tree of
+    alpha as before.
+
+    Falsified by: second-initialize-refused: An initialize after the first on the same process
+    answers an error.
+    """
+    before = set(by_path(tree(adapter, fx, ALPHA).model))
+    need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
+    result, err = try_request(adapter, "initialize", dict(adapter.init_params))
+    fc_assert(err is None, expected="a result", got=f"an error: {err.message!r}" if err else "",
+              why="every initialize is answered, a second one on the same process too")
+    fc_assert(isinstance(result, dict), expected="an initialize result object",
+              got=show(result, 60), why="every initialize is answered")
+    after = set(by_path(tree(adapter, fx, ALPHA).model))
+    fc_assert(after == before, expected=f"the {len(before)} paths listed before",
+              got=f"missing {listing(before - after) or 'none'}",
+              why="after a second initialize the process serves as before")
+
+
+@case("FC-122")
+def test_cancel_for_finished_request(adapter, fx):
+    """A $/cancelRequest naming a request already answered (a tree, and a
+    finished stream) gets nothing back within SILENCE_S (a second reply under
+    the finished id is FC-120's: each request is answered once), and the next
+    repo/tree is answered as the one before.
+
+    Falsified by: cancel-finished-forgets: A cancel naming an answered repo/tree request makes the
+    next repo/tree reply leave out its last entry.
+    """
+    first = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+    before = tree_paths(first.result())
+    need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
+    finished = [first]
+    if adapter.caps.code_search:
+        stream = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
+        stream.wait()
+        finished.append(stream)
+    mark = adapter.transcript.mark()
+    for call in finished:
+        adapter.cancel(call)
+    time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
+    follow_up = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+    after = follow_up.result()
+    # A second reply under a finished request's id is FC-120's (each request is
+    # answered once: the protocol monitor judges it on every frame of the run).
+    mine = {follow_up.id} | {call.id for call in finished}
+    answered = [e.raw[:120] for e in adapter.transcript.since(mark)
+                if reply_like(e) and not (e.kind == "reply" and e.id in mine)]
+    fc_assert(not answered, expected="nothing in answer to the cancels", got=listing(answered, 3),
+              why="a cancel for a finished request is ignored")
+    fc_assert(isinstance(after, dict) and tree_paths(after) == before,
+              expected=f"the {len(before)} paths listed before", got=show(after, 80),
+              why="after a cancel for a finished request the process serves as before")
+
+
+def junk(entry):
+    """An inbound line that is not a protocol message: not one JSON value, or
+    a JSON value that is neither a reply (it has an id) nor a JSON-RPC
+    notification (an object with jsonrpc "2.0" and a string method)."""
+    if entry.direction != "in":
+        return False
+    if entry.kind == "violation":
+        return entry.outcome == "malformed"
+    if entry.kind == "notification":
+        msg = entry.msg
+        return not (isinstance(msg, dict) and msg.get("jsonrpc") == "2.0"
+                    and isinstance(msg.get("method"), str))
+    return False
+
+
+def sweep(adapter, fx):
+    """One request of every method the adapter declares (and an error), so
+    stdout is seen around each of them."""
+    alpha = fx.repo(ALPHA)
+    caps = adapter.caps
+    sha = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH}).get(TERM_LINE_PATH, "")
+    asks = [("search/repos", {"query": ALPHA}),
+            ("repo/blob", {"repo": alpha, "sha": sha}),
+            ("repo/clone_url", {"repo": alpha}),
+            ("repo/web_url", {"repo": alpha, "path": TERM_LINE_PATH, "branch": "", "line": 2,
+                              "end_line": None, "is_file": True}),
+            ("repo/tree", {"repo": f"{fx.org}/no-such-repo-fc123", "ref": None})]
+    if caps.orgs:
+        asks += [("org/repos", {"org": fx.org}), ("org/url", {"org": fx.org})]
+    if caps.code_search:
+        asks += [("search/code", {"q": TERM_MANY_ALPHA, "limit": 500}),
+                 ("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})]
+    if fx.vcs_built:
+        vcs = fx.repo(VCS)
+        if caps.refs:
+            asks += [("repo/refs", {"repo": vcs}), ("repo/tree", {"repo": vcs, "ref": "main"})]
+        if caps.log:
+            asks += [("repo/log", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": None,
+                                   "limit": None}),
+                     ("repo/blob_at", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": None})]
+        if caps.blame:
+            asks.append(("repo/blame", {"repo": vcs, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}))
+        if caps.commit:
+            asks.append(("repo/commit", {"repo": vcs, "sha": "main"}))
+    for method, params in asks:
+        try_request(adapter, method, params)
+    return [m for m, _ in asks]
+
+
+@case("FC-123")
+def test_stdout_carries_only_protocol(adapter, fx):
+    """Everything the adapter wrote to stdout since it started (its
+    initialize, the group's earlier cases, and one request of every declared
+    method) is a protocol message: no banner, log line or other junk, even
+    though the host drops such lines.
+
+    Falsified by: web-url-debug-line: A debug line is printed to stdout before each repo/web_url
+    reply.
+    """
+    methods = sweep(adapter, fx)
+    bad = [e for e in adapter.transcript.entries() if junk(e)]
+    fc_assert(not bad, expected=f"only protocol messages (asked {len(methods)} methods)",
+              got=f"{len(bad)} other line(s), first {bad[0].raw[:80]!r}" if bad else "",
+              why="nothing but protocol messages on stdout")
