@@ -96,6 +96,8 @@ def owner_of(finding: Finding) -> str | None:
     rule = finding.rule
     if rule == m.NOTIFICATION_ANSWERED:
         return CANCEL_ANSWERED if finding.method == "$/cancelRequest" else NOTIFICATION_ANSWERED
+    if rule == m.PARTIAL_ITEMS and _first_member(finding.detail) == "located":
+        return SHAPE_ITEM_MEMBER_OWNERS[("search/code", "located")]   # located is FC-032's
     if rule != m.RESULT_SHAPE:
         return RULE_OWNERS.get(rule)
     method = finding.method or ""
@@ -107,6 +109,14 @@ def owner_of(finding: Finding) -> str | None:
             return owner
     member = path.rsplit(".", 1)[-1] if "[" in path else ""
     return SHAPE_ITEM_MEMBER_OWNERS.get((method, member), SHAPE_OWNERS.get(method))
+
+
+def _first_member(detail: str) -> str:
+    """The last member name of a detail's first problem path
+    (``$/partial params: items[0].located: expected ...`` -> ``located``)."""
+    parts = [p.strip() for p in detail.split(":")]
+    path = parts[1] if len(parts) > 2 else ""
+    return path.rsplit(".", 1)[-1] if "[" in path else path
 
 
 def _shape_path(detail: str, method: str) -> str:

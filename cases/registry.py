@@ -74,6 +74,8 @@ OWNERS: dict[str, str] = {
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
     "blob_at replies are": "FC-096",
+    "unknown params members are": "FC-053",
+    "blob_at shas at a ref are": "FC-096",
     "blame replies are": "FC-098",
     "serving repo/commit at all is": "FC-099",
     "commit replies are": "FC-100",
@@ -229,6 +231,8 @@ REGISTRY: tuple[Case, ...] = (
          "§Cancellation", "v1.1"),
     Case("FC-123", _TR, "nothing but protocol messages on stdout (junk lines fail)",
          "§Transport (framing)", "v1"),
+    Case("FC-124", _TR, "envelope: jsonrpc \"2.0\", exactly one of result/error, no requests "
+         "to the host", "§Transport (framing)", "v1"),
 
     Case("FC-130", _RT, "log at a non-null ref walks history from that revision", _REV, "v1.5"),
     Case("FC-131", _RT, "blame at a non-null ref blames that revision", _REV, "v1.5"),

@@ -495,14 +495,14 @@ def _is_initialize(row: dict) -> bool:
 def main(path: Path, adapter: list[str]) -> int:
     """The CLI's ``--replay``; returns the exit code (see module doc)."""
     import fixture
-    from cases import plugin
+    from cases.settings import Settings, UsageError, make_temp_area
     try:
         rows = load(path)
         try:
-            settings = plugin.Settings.from_env(adapter)
-        except plugin.UsageError as exc:
+            settings = Settings.from_env(adapter)
+        except UsageError as exc:
             raise ReplayError(str(exc)) from None
-        temp = plugin.make_temp_area("forge-replay-")
+        temp = make_temp_area("forge-replay-")
         materialized = None
         try:
             materialized = fixture.materialize(temp)

@@ -258,6 +258,11 @@ def test_web_url(adapter, fx):
                   "is_file": is_file}
         what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "")
         result, err = try_request(adapter, "repo/web_url", params)
+        if err is not None:   # refused because of the host's is_file? that is FC-053's
+            bare_params = {k: v for k, v in params.items() if k != "is_file"}
+            _, bare = try_request(adapter, "repo/web_url", bare_params)
+            need(bare is not None, f"{what} of {repo} answered an error only with the host's "
+                 f"is_file member ({err.message!r})", owner("unknown params members are"))
         fc_assert(err is None, expected="a URL", got=f"an error: {err.message!r}" if err else "",
                   why=f"{what} of {repo} answers a URL")
         url = read(result, WebUrl).model.url if isinstance(result, dict) else None

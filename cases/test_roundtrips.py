@@ -10,11 +10,12 @@ git is missing.
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip
+from cases.commit_ids import resolve
 from cases.formats import b64_loose
 from cases.gitfacts import git_blame, git_log, git_paths, git_show
 from cases.replies import blob_ids, by_path, read_reply, tree
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH,
+from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
                              VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log
@@ -27,9 +28,13 @@ def require(adapter, fx, capability):
         skip(f"needs the {capability!r} capability, which the adapter declares false or omits")
 
 
-def same_commit(spelled, sha):
-    """The adapter's id names git's commit ``sha`` (the full id, or a prefix of it)."""
-    return isinstance(spelled, str) and len(spelled) >= 4 and sha.startswith(spelled)
+def sha_at_ref_agrees(adapter, fx, path):
+    """Whether blob_at's sha at the default branch's name equals the tree's entry
+    there (FC-096's rule): only then is a disagreement at ref null this case's."""
+    result = adapter.request("repo/blob_at", {"repo": fx.repo(VCS), "path": path,
+                                              "ref": VCS_DEFAULT_BRANCH})
+    listed = blob_ids(tree(adapter, fx, VCS, VCS_DEFAULT_BRANCH).model, {path})
+    return isinstance(result, dict) and result.get("sha") == listed.get(path)
 
 
 def log_items(adapter, fx, ref, path=None):
@@ -43,7 +48,8 @@ def log_items(adapter, fx, ref, path=None):
 @case("FC-130")
 def test_log_at_ref(adapter, fx):
     """repo/log at the feature branch (and at the v0.1 tag) walks history from
-    that revision: git's commits of that ref, newest first, and not main's.
+    that revision: git's commits of that ref (in any order here: newest first
+    is FC-094's), not main's; commit ids judged by the commit they resolve to.
 
     Falsified by: log-ignores-ref: repo/log walks the default branch whatever ref is asked.
     """
@@ -51,7 +57,8 @@ def test_log_at_ref(adapter, fx):
     for ref in (VCS_FEATURE_BRANCH, VCS_LIGHT_TAG):
         want = [c.sha for c in git_log(fx, ref)]
         got = [i.sha for i in log_items(adapter, fx, ref)]
-        fc_assert(len(got) == len(want) and all(same_commit(g, w) for g, w in zip(got, want)),
+        matched = sorted(resolve(adapter, fx, g) or "" for g in got)
+        fc_assert(matched == sorted(want),
                   expected=f"git log {ref}: {', '.join(w[:12] for w in want)}",
                   got=", ".join(str(g)[:12] for g in got) or "no items",
                   why=f"repo/log at {ref} walks history from that revision")
@@ -59,8 +66,9 @@ def test_log_at_ref(adapter, fx):
 
 @case("FC-131")
 def test_blame_at_ref(adapter, fx):
-    """repo/blame at the v0.1 tag and at feature attributes each line to the
-    commit git blame gives at that ref (at v0.1 every line is the root's).
+    """repo/blame at the v0.1 tag and at feature names, range by range, the
+    commits git blame gives at that ref (at v0.1 every line is the root's;
+    numbering and coverage are FC-098's).
 
     Falsified by: blame-ignores-ref: repo/blame blames the default branch whatever ref is asked.
     """
@@ -70,12 +78,11 @@ def test_blame_at_ref(adapter, fx):
         ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
                             owner("blame replies are")).model.ranges
         want = git_blame(fx, ref, VCS_BLAME_TWO_AUTHORS)
-        got = [(r.start_line, r.end_line, r.sha) for r in ranges]
-        ok = len(got) == len(want) and all(
-            (s, e) == (w.start_line, w.end_line) and same_commit(sha, w.sha)
-            for (s, e, sha), w in zip(got, want))
+        got = [r.sha for r in ranges]
+        ok = len(got) == len(want) and all(resolve(adapter, fx, g) == w.sha
+                                           for g, w in zip(got, want))
         fc_assert(ok, expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
-                  got=show([(s, e, str(sha)[:12]) for s, e, sha in got]),
+                  got=show([(r.start_line, r.end_line, str(r.sha)[:12]) for r in ranges]),
                   why=f"repo/blame at {ref} blames that revision")
 
 
@@ -144,6 +151,9 @@ def test_blob_at_null_ref(adapter, fx):
                   why="blob_at with ref null serves the default branch")
         need(path in listed, f"repo/tree of {fx.repo(VCS)} did not list {path} with a sha",
              owner("coverage is"))
+        need(sha_at_ref_agrees(adapter, fx, path), f"repo/blob_at of {path} at "
+             f"{VCS_DEFAULT_BRANCH} reports a sha its tree at that ref does not list",
+             owner("blob_at shas at a ref are"))
         fc_assert(result.sha == listed[path],
                   expected=f"sha {show(listed[path])} (repo/tree, ref null)",
                   got=f"sha {show(result.sha)}",

@@ -18,6 +18,9 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
 @pytest.mark.parametrize("f, owner", [
     (finding(m.STDOUT_JSON), "FC-123"),
     (finding(m.PARTIAL_AFTER_REPLY), "FC-041"),
+    (finding(m.PARTIAL_ITEMS, "$/partial params: items[0].located: expected a boolean"),
+     "FC-032"),
+    (finding(m.PARTIAL_ITEMS, "$/partial params: items[0].line: expected an integer"), "FC-044"),
     (finding(m.BASE64, method="repo/blob_at"), "FC-024"),
     (finding(m.NOTIFICATION_ANSWERED, method="$/cancelRequest"), "FC-122"),
     (finding(m.NOTIFICATION_ANSWERED, method="window/logMessage"), "FC-054"),

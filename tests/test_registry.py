@@ -31,13 +31,13 @@ PINNED_IDS = [
     "FC-100", "FC-101", "FC-102", "FC-103", "FC-104", "FC-105", "FC-106", "FC-107",
     "FC-108", "FC-109",
     "FC-110", "FC-111", "FC-112", "FC-113", "FC-114", "FC-115",
-    "FC-120", "FC-121", "FC-122", "FC-123",
+    "FC-120", "FC-121", "FC-122", "FC-123", "FC-124",
     "FC-130", "FC-131", "FC-132", "FC-133",
 ]
 
 
 def test_the_ids_are_pinned():
-    assert len(set(PINNED_IDS)) == len(PINNED_IDS) == 74
+    assert len(set(PINNED_IDS)) == len(PINNED_IDS) == 75
     assert [c.id for c in registry.REGISTRY] == PINNED_IDS
 
 

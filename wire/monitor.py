@@ -249,6 +249,10 @@ class Monitor:
             found(STDOUT_JSON, f"a line on stdout is JSON but not an object "
                                f"({type(msg).__name__}; batch arrays are not supported)")
             return out
+        if "id" not in msg and not isinstance(msg.get("method"), str):
+            found(STDOUT_JSON, "a JSON object on stdout that is neither a reply (no id) nor a "
+                               "notification (no method)")
+            return out
         if msg.get("jsonrpc") != "2.0":
             what = "a reply" if "id" in msg else "a notification"
             found(JSONRPC, f"{what} without \"jsonrpc\": \"2.0\" (got "

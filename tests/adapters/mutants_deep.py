@@ -1469,7 +1469,7 @@ class LogShasNotRefs(Hooks):
 
 # ====================================================================== frames (no owner yet)
 
-@deep("banner-on-stdout", PENDING, '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
+@deep("banner-on-stdout", "FC-123", '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
 class BannerOnStdout(Hooks):
     """Prints a banner line on stdout at start, before any reply.
 
@@ -1496,7 +1496,7 @@ class PartialOnOneshot(Hooks):
         return msg
 
 
-@deep("partial-without-jsonrpc", PENDING,
+@deep("partial-without-jsonrpc", "FC-124",
       '§5.2: "MUST It is a notification: top-level jsonrpc and method: \\"$/partial\\""')
 class PartialWithoutJsonrpc(Hooks):
     """Every $/partial lacks the top-level jsonrpc member.
@@ -1509,7 +1509,7 @@ class PartialWithoutJsonrpc(Hooks):
         return msg
 
 
-@deep("null-id-error-extra", PENDING,
+@deep("null-id-error-extra", "FC-120",
       '§1.2: "MUST ... A reply repeats the request\'s id"; §7.3 "MUST Adapters echo the id exactly"')
 class NullIdErrorExtra(Hooks):
     """Before each repo/blob reply, an extra {"id": null, "error": ...} line.
@@ -1524,7 +1524,7 @@ class NullIdErrorExtra(Hooks):
         return msg
 
 
-@deep("reply-echo-previous-id", PENDING,
+@deep("reply-echo-previous-id", "FC-120",
       '§1.2: "MUST ... A reply repeats the request\'s id"; §7.6 a reply is the only one for its id')
 class ReplyEchoPreviousId(Hooks):
     """Before each repo/blob reply, a copy of it carrying the previous request's id.
@@ -1545,7 +1545,7 @@ class ReplyEchoPreviousId(Hooks):
         return msg
 
 
-@deep("reply-id-string-extra", PENDING, '§7.3: "MUST Adapters echo the id exactly, as the same JSON '
+@deep("reply-id-string-extra", "FC-120", '§7.3: "MUST Adapters echo the id exactly, as the same JSON '
       'integer (not a string, not a float)"')
 class ReplyIdStringExtra(Hooks):
     """Before each repo/blob reply, a copy of it whose id is the string "N".
@@ -1559,7 +1559,7 @@ class ReplyIdStringExtra(Hooks):
         return msg
 
 
-@deep("request-to-host", PENDING, '§7.6: "MUST NOT Adapters send requests to the host"')
+@deep("request-to-host", "FC-124", '§7.6: "MUST NOT Adapters send requests to the host"')
 class RequestToHost(Hooks):
     """Before each search/code reply, sends the host a window/showMessage request.
 
@@ -1616,6 +1616,12 @@ IN_MATRIX: tuple[str, ...] = (
     "partial-late-1s",
     "partial-id-echo-later-batches",
     "blob-at-b64-wrapped",
+    "partial-without-jsonrpc",
+    "request-to-host",
+    "banner-on-stdout",
+    "reply-id-string-extra",
+    "reply-echo-previous-id",
+    "null-id-error-extra",
 )
 
 

@@ -225,12 +225,13 @@ class SecondInitializeRefused(Hooks):
         return msg
 
 
-@mutant("cancel-finished-answered", "FC-120")
+@mutant("cancel-finished-answered", "FC-122")
 class CancelFinishedAnswered(Hooks):
     """A cancel naming an answered request is answered with an error under that id.
 
-    That error is a second reply for an id already answered: the protocol
-    monitor's rule, FC-120's on every frame of the run (FC-122 leaves it there)."""
+    The protocol monitor reads a reply that comes right after a notification,
+    for an id already answered, as an answer to that notification: FC-122's
+    rule for a $/cancelRequest (no reply to a cancel), not FC-120's."""
 
     def __init__(self):
         self.answered: set = set()
