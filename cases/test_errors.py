@@ -6,102 +6,144 @@ an error came back and its kind; the shape of every error is FC-063's.
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
-from cases.facts import faults, faults_disabled, unknown_blob_id
+from cases.facts import faults, faults_disabled, served, unknown_blob_id
 from cases.replies import expect_error, judge_kind, try_request
-from fixture.catalog import ALPHA, FAULT_REPOS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
+from fixture.catalog import ALPHA, FAULT_REPOS, VCS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
 from wire.messages import ErrorObject, ShapeError, structure
 
 UNKNOWN_METHOD = "x/forgeNoSuchMethod"
 # The FAULTS.json repo standing for each backend failure, by the kind it must answer.
 FAULT_OF = {kind: name for name, kind in FAULT_REPOS.items()}
+NO_SUCH_REF = "forge-no-such-ref-fc063"
 
 
-def fault_tree_error(adapter, fx, name):
+def repo_asks(adapter, repo, *, tree=True, sha=None):
+    """(method, params) of every method that takes a ``repo`` and that the
+    adapter declares, each naming ``repo`` with params it would accept for a
+    served repository: an error here is about the repository alone."""
+    caps = adapter.caps
+    asks = [("repo/tree", {"repo": repo, "ref": None})] if tree else []
+    asks += [("repo/blob", {"repo": repo, "sha": sha or unknown_blob_id()}),
+             ("repo/clone_url", {"repo": repo}),
+             ("repo/web_url", {"repo": repo, "path": "", "branch": "", "line": None,
+                               "end_line": None, "is_file": False})]
+    if caps.refs:
+        asks.append(("repo/refs", {"repo": repo}))
+    if caps.log:
+        asks += [("repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}),
+                 ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": None})]
+    if caps.blame:
+        asks.append(("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}))
+    if caps.commit:
+        asks.append(("repo/commit", {"repo": repo, "sha": "0" * 40}))
+    return asks
+
+
+def judge_fault(adapter, fx, kind):
+    """Every method naming the fault repo of ``kind`` answers an error of that
+    kind (FIXTURES.md: every request naming it). A result fails; the wrong
+    kind fails; an absent kind warns. Returns the errors, by method."""
+    name = FAULT_OF[kind]
     if faults_disabled():
         skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
-    return expect_error(adapter, "repo/tree", {"repo": fx.repo(name), "ref": None},
-                        what=f"repo/tree of the {name!r} fault repo")
+    errors = {}
+    for method, params in repo_asks(adapter, fx.repo(name)):
+        what = f"{method} {show(params, 100)} on the {name!r} fault repo"
+        errors[method] = err = expect_error(adapter, method, params, what=what)
+        judge_kind(err, kind, what=what)
+    return errors
 
 
 @case("FC-060")
 def test_auth_kind(adapter, fx):
-    """A credential failure (the fault repo `denied`) is an error of kind auth.
+    """A credential failure (every method naming the fault repo `denied`) is
+    an error of kind auth.
 
     Falsified by: auth-as-provider: Credential failures are reported with kind "provider".
     """
-    err = fault_tree_error(adapter, fx, FAULT_OF["auth"])
-    judge_kind(err, "auth", what="a credential failure")
+    judge_fault(adapter, fx, "auth")
 
 
 @case("FC-061")
 def test_rate_limited_kind(adapter, fx):
-    """Throttling (the `throttled` fault repo) is an error of kind rate_limited
-    carrying the backend's retry_after_s.
+    """Throttling (every method naming the `throttled` fault repo) is an error
+    of kind rate_limited carrying the backend's retry_after_s.
 
     Falsified by: throttle-as-network: Rate limits are reported with kind "network".
     """
-    err = fault_tree_error(adapter, fx, FAULT_OF["rate_limited"])
-    judge_kind(err, "rate_limited", what="throttling")
+    errors = judge_fault(adapter, fx, "rate_limited")
     want = faults(fx).get(FAULT_OF["rate_limited"], {}).get("retry_after_s")
-    data = err.data if isinstance(err.data, dict) else {}
     if want is None:
         return
-    if "retry_after_s" not in data:
-        warn(f"throttling came without retry_after_s ({want} expected)")
-        return
-    sent = data["retry_after_s"]
-    fc_assert(sent == want and not isinstance(sent, bool), expected=f"retry_after_s {want}",
-              got=f"retry_after_s {show(sent)}",
-              why="retry_after_s is the delay the backend asked for")
-    if type(sent) is not int:
-        warn(f"retry_after_s {sent!r} is not a JSON integer; the host honours integers only")
+    for method, err in errors.items():
+        data = err.data if isinstance(err.data, dict) else {}
+        if "retry_after_s" not in data:
+            warn(f"throttling of {method} came without retry_after_s ({want} expected)")
+            continue
+        sent = data["retry_after_s"]
+        # its type (a non-negative JSON integer) is error shape, FC-063's
+        fc_assert(sent == want and not isinstance(sent, bool), expected=f"retry_after_s {want}",
+                  got=f"retry_after_s {show(sent)} on {method}",
+                  why="retry_after_s is the delay the backend asked for")
 
 
 @case("FC-062")
 def test_not_found_kind(adapter, fx):
-    """repo/blob of an unknown id (64-hex and non-hex) and repo/blob in a missing
-    repo are errors of kind not_found.
+    """repo/blob of an unknown id (64-hex and non-hex) in every served repo,
+    and every method naming a missing repo (repo/tree aside: FC-025's), are
+    errors of kind not_found; a result where an error was due is not judged
+    here except for repo/blob.
 
     Falsified by: blob-notfound-as-provider: repo/blob answers unknown ids and repositories with
     kind "provider".
     """
-    asks = [(fx.repo(ALPHA), unknown_blob_id(), "repo/blob of an unknown 64-hex id"),
-            (fx.repo(ALPHA), "not-a-hex-id!", "repo/blob of a non-hex id"),
-            (f"{fx.org}/no-such-repo-fc062", unknown_blob_id(), "repo/blob in a missing repo")]
-    for repo, sha, what in asks:
-        err = expect_error(adapter, "repo/blob", {"repo": repo, "sha": sha}, what=what)
+    for repo, name in served(fx).items():
+        for sha in (unknown_blob_id(), "not-a-hex-id!"):
+            what = f"repo/blob of the unknown id {sha!r} in {repo}"
+            err = expect_error(adapter, "repo/blob", {"repo": repo, "sha": sha}, what=what)
+            judge_kind(err, "not_found", what=what)
+    missing = f"{fx.org}/no-such-repo-fc062"
+    for method, params in repo_asks(adapter, missing, tree=False):
+        what = f"{method} {show(params, 100)} (a missing repo)"
+        if method == "repo/blob":
+            err = expect_error(adapter, method, params, what=what)
+        else:
+            _, err = try_request(adapter, method, params)   # a result is not this case's concern
+            if err is None:
+                continue
         judge_kind(err, "not_found", what=what)
 
 
 @case("FC-063")
 def test_error_shape(adapter, fx):
-    """Every error the adapter answers (each method's error path, an unknown
-    method, the `broken` fault) has a non-empty message, an integer code
-    (positive, or -32601 for an unknown method), data absent or an object,
-    kind absent or a non-empty string, retry_after_s absent or >= 0.
+    """Every error the adapter answers (each method naming a missing repo, an
+    unknown blob, an unknown ref on each revision method, an unknown method,
+    every fault repo on every method) has a non-empty message, an integer
+    code (positive, or -32601 for an unknown method), data absent or an
+    object, kind absent or a non-empty string, retry_after_s absent or a
+    non-negative JSON integer. Kinds are not judged here (the `broken`
+    fault's kind included).
 
     Falsified by: empty-error-messages: Every error message is the empty string.
     """
     missing = f"{fx.org}/no-such-repo-fc063"
     caps = adapter.caps
-    asks = [("repo/tree", {"repo": missing, "ref": None}),
-            ("repo/blob", {"repo": missing, "sha": unknown_blob_id()}),
-            ("repo/blob", {"repo": fx.repo(ALPHA), "sha": unknown_blob_id()}),
-            ("repo/clone_url", {"repo": missing}),
-            ("repo/web_url", {"repo": missing, "path": "", "branch": "", "line": None,
-                              "end_line": None, "is_file": False}),
-            (UNKNOWN_METHOD, {})]
+    asks = repo_asks(adapter, missing)
+    asks += [("repo/blob", {"repo": fx.repo(ALPHA), "sha": unknown_blob_id()}),
+             (UNKNOWN_METHOD, {})]
+    # an unknown ref on every method that takes one (the revision flows)
+    revs = fx.repo(VCS) if fx.vcs_built else fx.repo(ALPHA)
     if caps.refs:
-        asks.append(("repo/refs", {"repo": missing}))
+        asks.append(("repo/tree", {"repo": revs, "ref": NO_SUCH_REF}))
     if caps.log:
-        asks += [("repo/log", {"repo": missing, "path": None, "ref": None, "limit": None}),
-                 ("repo/blob_at", {"repo": missing, "path": VCS_THREE_COMMITS, "ref": None})]
+        asks += [("repo/log", {"repo": revs, "path": None, "ref": NO_SUCH_REF, "limit": None}),
+                 ("repo/blob_at", {"repo": revs, "path": VCS_THREE_COMMITS, "ref": NO_SUCH_REF})]
     if caps.blame:
-        asks.append(("repo/blame", {"repo": missing, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}))
-    if caps.commit:
-        asks.append(("repo/commit", {"repo": missing, "sha": "0" * 40}))
+        asks.append(("repo/blame", {"repo": revs, "path": VCS_BLAME_TWO_AUTHORS,
+                                    "ref": NO_SUCH_REF}))
     if not faults_disabled():
-        asks.append(("repo/tree", {"repo": fx.repo(FAULT_OF["provider"]), "ref": None}))
+        for name in FAULT_REPOS:
+            asks += repo_asks(adapter, fx.repo(name))
     problems, judged = [], 0
     for method, params in asks:
         _, err = try_request(adapter, method, params)   # a result is not this case's concern
@@ -110,7 +152,7 @@ def test_error_shape(adapter, fx):
         judged += 1
         problem = error_shape_problem(err, unknown_method=method == UNKNOWN_METHOD)
         if problem:
-            problems.append(f"{method} ({params.get('repo', '-')}): {problem}")
+            problems.append(f"{method} {show(params, 90)}: {problem}")
     fc_assert(not problems, expected="a non-empty message, an integer code, kind a non-empty "
               "string", got=listing(problems, 4), why="every error reply has the protocol's shape")
     need(judged, f"none of the {len(asks)} requests for missing things (and an unknown method) "
@@ -133,6 +175,10 @@ def error_shape_problem(err, *, unknown_method):
         return f"code {obj.code} (positive, or -32601 for an unknown method)"
     if obj.data is not None and obj.data.kind == "":
         return "empty data.kind"
+    retry = raw.get("data", {}).get("retry_after_s") if isinstance(raw.get("data"), dict) else None
+    if retry is not None and type(retry) is not int:
+        return (f"retry_after_s {show(retry)} (a non-negative JSON integer; the host ignores "
+                f"anything else)")
     return None
 
 

@@ -10,13 +10,15 @@ from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import disk_blobs, lines_with, read_or_none, served
 from cases.formats import instant
 from cases.replies import attempt, blob_bytes, require_code_search, search
-from fixture.catalog import TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY
+from fixture.catalog import (TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
+                             TERM_WIDE)
 
 
 @case("FC-030")
 def test_path_only_hits_render(adapter, fx):
-    """Path-only hits (`matches` []) of a filename-only term name a served repo
-    and a real path, and a non-empty `sha` resolves to that file's bytes.
+    """Path-only hits (`matches` []) of a filename-only term, one-shot and
+    streamed, name a served repo and a real path, and a non-empty `sha`
+    resolves to that file's bytes.
 
     Falsified by: pathonly-prefixed: Path-only hits (no matches) carry a path prefixed with the
     repository name.
@@ -29,20 +31,27 @@ def test_path_only_hits_render(adapter, fx):
              owner("path: queries are"))
     found = [by_name]
     found[0].need_hits()
+    # streamed too (the host's global search); an error there is FC-034's
+    streamed, _ = attempt(search, adapter, f"path:{TERM_PATHONLY}", partial=True)
+    found += [streamed] if streamed is not None else []
     if adapter.caps.code_search:
-        found.append(search(adapter, TERM_PATHONLY))
-    path_only = [h for s in found for h in s.items
-                 if h.matches == () and not s.reading.of(h, "matches")]
+        found += [search(adapter, TERM_PATHONLY), search(adapter, TERM_PATHONLY, partial=True)]
+    path_only = [(s, h) for s in found
+                 for h, r in ([(h, b) for b in s.batches for h in b.model] if s.partial
+                              else [(h, s.reading) for h in s.items])
+                 if h.matches == () and not r.of(h, "matches")]
     fc_assert(path_only, expected=f"at least one hit with matches [] for {TERM_PATHONLY!r}",
-              got=f"{sum(len(s.items) for s in found)} hits, none path-only",
+              got=f"{sum(len(s.items) + len(s.streamed) for s in found)} hits, none path-only",
               why="a term found only in a file name yields a path-only hit")
     repos = served(fx)
-    for hit in path_only:
+    for s, hit in path_only:
         name = repos.get(hit.repo)
         fc_assert(name is not None and hit.path in disk_blobs(fx, name),
                   expected="a served repo and a file of it",
-                  got=f"repo {show(hit.repo)}, path {show(hit.path)}",
-                  why="the host opens a path-only hit by its repo and path")
+                  got=f"repo {show(hit.repo)}, path {show(hit.path)} in {s.what}",
+                  why="the host opens a path-only hit by its repo and path"
+                  + (" (a path prefixed with the repo?)" if name and hit.path.startswith(name + "/")
+                     else ""))
         if isinstance(hit.sha, str) and hit.sha:
             got = blob_bytes(adapter, fx, name, hit.sha)
             fc_assert(got == fx.read(name, hit.path), expected=f"the bytes of {hit.path}",
@@ -50,40 +59,58 @@ def test_path_only_hits_render(adapter, fx):
                       why="a hit's sha previews that file through repo/blob")
 
 
+# A few of wide's hits suffice for a member's type; a limit that cuts TERM_WIDE.
+WIDE_SAMPLE, CUT_LIMIT = 50, 20
+
+# FC-031's terms: the one on a line other than 1, a term with several hits per
+# batch (the k-th hit), one in alpha and beta, and one in wide's many files.
+LINE_TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
+
+
 @case("FC-031")
 def test_line_is_one_based_and_real(adapter, fx):
-    """Every hit carrying `line` (one-shot or streamed) has line >= 1, and that
-    1-based line of the file contains the term.
+    """Every hit carrying `line`, one-shot and streamed, for terms with hits in
+    every plain repository (alpha, beta, wide) and several hits per reply or
+    batch, has line >= 1, and that 1-based line of the file contains the term.
 
     Falsified by: lines-zero-based: Search hit lines are 0-based.
     """
     require_code_search(adapter)
-    found = [search(adapter, TERM_LINE), search(adapter, TERM_LINE, partial=True)]
-    got = [h for s in found for h in s.need_hits()]
-    repos, judged = served(fx), 0
-    for hit in got:
-        line = hit.line
-        data = read_or_none(fx, repos[hit.repo], hit.path) if hit.repo in repos else None
-        if line is None or data is None:
-            continue
-        judged += 1
-        where = f"{hit.path} line {line}"
-        fc_assert(line >= 1, expected="line >= 1", got=where, why="lines count from 1")
-        lines = lines_with(data, TERM_LINE)
-        if not lines or line == lines[0]:
-            continue
-        fc_assert(line in lines, expected=f"line {lines[0]} (contains {TERM_LINE!r})",
-                  got=f"{where}, which does not contain it",
-                  why="line is the real line of the match")
-        warn(f"{where} contains the term, but its first occurrence is line {lines[0]}")
+    repos, judged, bad, first = served(fx), 0, [], []
+    for term in LINE_TERMS:
+        found = [search(adapter, term), search(adapter, term, partial=True)]
+        if term == TERM_LINE:
+            for s in found:
+                s.need_hits()
+        for s in found:
+            for n, hit in enumerate(s.streamed if s.partial else s.items):
+                line = hit.line
+                data = (read_or_none(fx, repos[hit.repo], hit.path)
+                        if hit.repo in repos else None)
+                if line is None or data is None:
+                    continue
+                judged += 1
+                lines = lines_with(data, term)
+                where = f"{hit.repo} {hit.path} line {line} (hit {n + 1} of {s.what})"
+                if line < 1 or line not in lines:
+                    bad.append(f"{where}: the term is on line(s) "
+                               f"{listing(lines, 3) if lines else 'none'}"
+                               + (" (0-based?)" if line + 1 in lines else ""))
+                elif line != lines[0]:
+                    first.append(where)
+    fc_assert(not bad, expected="line >= 1, a line of the file that contains the term",
+              got=listing(bad, 3), why="line is the 1-based real line of the match")
+    if first:
+        warn(f"{listing(first, 2)}: contains the term, but it is not its first occurrence")
     if not judged:
         warn("no hit carried a line, so line numbering could not be checked")
 
 
 @case("FC-032")
 def test_located_is_boolean(adapter, fx):
-    """`located`, when present, is a boolean; a hit with located false still
-    names the repo and path of a real file.
+    """`located`, when present, is a boolean on every hit (alpha's and wide's,
+    one-shot and streamed); a hit with located false still names the repo and
+    path of a real file.
 
     Falsified by: located-string: Every hit carries located "stale" (a string, not a boolean).
     """
@@ -91,8 +118,10 @@ def test_located_is_boolean(adapter, fx):
     found = [search(adapter, TERM_MANY_ALPHA), search(adapter, TERM_MANY_ALPHA, partial=True)]
     for s in found:
         s.need_hits()
-    readings = [r for s in found for r in (s.reading, *s.batches)]
-    bad = [f"{path}: {message}" for r in readings for path, message in r.at("...located")]
+    found += [search(adapter, TERM_WIDE, limit=WIDE_SAMPLE),
+              search(adapter, TERM_WIDE, limit=WIDE_SAMPLE, partial=True)]
+    bad = [f"{s.what}: {b}" for s in found for r in (s.reading, *s.batches)
+           for b in (f"{path}: {message}" for path, message in r.at("...located"))]
     fc_assert(not bad, expected="located true or false", got=listing(bad, 3),
               why="located is a JSON boolean")
     repos = served(fx)
@@ -106,16 +135,20 @@ def test_located_is_boolean(adapter, fx):
 @case("FC-033")
 def test_index_as_of_shape(adapter, fx):
     """`index` is absent or an object whose `as_of` is absent or a string
-    (ISO-8601 advised), in one-shot and streamed replies.
+    (ISO-8601 advised), in one-shot and streamed replies, complete ones and
+    ones cut by a small limit.
 
     Falsified by: index-as-of-number: Search results carry index {"as_of": 1732838400} (a number,
     not a string).
     """
     require_code_search(adapter)
-    for found in (search(adapter, TERM_MANY_ALPHA), search(adapter, TERM_MANY_ALPHA, partial=True)):
+    for term, limit, partial in ((TERM_MANY_ALPHA, 500, False), (TERM_MANY_ALPHA, 500, True),
+                                 (TERM_WIDE, CUT_LIMIT, False), (TERM_WIDE, CUT_LIMIT, True)):
+        found = search(adapter, term, limit=limit, partial=partial)
         bad = found.reading.at("index...")
         fc_assert(not bad, expected="index absent, or an object whose as_of is absent or a "
-                  "string", got=listing(f"{p}: {m}" for p, m in bad),
+                  "string", got=f"{found.what} limit {limit} (truncated "
+                  f"{show(found.result.truncated)}): " + listing(f"{p}: {m}" for p, m in bad),
                   why="index.as_of lives in an index object")
         as_of = found.result.index.as_of if found.result.index is not None else None
         if as_of is not None and instant(as_of) is None:
@@ -125,14 +158,20 @@ def test_index_as_of_shape(adapter, fx):
 @case("FC-034")
 def test_file_search_inherits_code_search(adapter, fx):
     """With file_search effectively true (declared, or inherited from
-    code_search), a path: query answers a result with at least one hit.
+    code_search), a path: query answers a result with at least one hit,
+    one-shot and streamed (the host's global search streams).
 
     Falsified by: no-file-search: file_search is omitted (so it inherits code_search: true) but
     path: queries answer an error.
     """
     if not adapter.caps.file_search:
         skip("file_search is effectively false, so no path: query is sent")
-    found = search(adapter, f"path:{TERM_PATHONLY}", own=True)
-    fc_assert(found.items, expected=f"at least one hit for path:{TERM_PATHONLY}",
-              got=f"{len(found.items)} hits",
-              why="file search is available, so a file name is found")
+    q = f"path:{TERM_PATHONLY}"
+    for partial in (False, True):
+        found, err = attempt(search, adapter, q, partial=partial, own=True)
+        what = f"search/code {q!r}" + (" (streamed)" if partial else "")
+        fc_assert(err is None, expected="a result", got=f"an error: {err.message if err else ''}",
+                  why=f"file search is available, so {what} is served")
+        hits = found.streamed if partial else found.items
+        fc_assert(hits, expected=f"at least one hit for {what}", got=f"{len(hits)} hits",
+                  why="file search is available, so a file name is found")

@@ -9,74 +9,111 @@ import time
 
 from cases.api import case, fail, fc_assert, listing, show, warn
 from cases.formats import is_int
+from cases.facts import files_containing
 from cases.monitoring import judge_own_traffic
-from cases.replies import (frame_items, partial_frames, partial_id, read_reply,
+from cases.replies import (attempt, folded, frame_items, partial_frames, partial_id, read_reply,
                            require_code_search, search, tree)
 from cases.settings import INACTIVITY_S, SILENCE_S
-from fixture.catalog import ALPHA, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
+from fixture.catalog import ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE
 from wire import ProviderTimeout
 from wire.messages import SearchResult
+
+CUT_LIMIT = 20   # cuts TERM_WIDE's 600 files: the stream ends truncated
 
 
 @case("FC-040")
 def test_partials_carry_request_id(adapter):
-    """Every $/partial received while a streaming search is live carries
+    """Every $/partial of every batch received while a streaming search is
+    live (a stream of one batch, and one of a batch per repository) carries
     params.id equal to that request's id.
 
     Falsified by: partial-id-echo: Every $/partial is followed by a copy whose params.id is off by
     one.
     """
     require_code_search(adapter)
-    found = search(adapter, TERM_MANY_ALPHA, partial=True)
-    frames = found.need_partials()
-    wrong = [f"params.id {show(partial_id(f))}" for f in frames
-             if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)]
-    fc_assert(not wrong, expected=f"params.id {found.call.id} on every $/partial",
+    wrong = []
+    for term in (TERM_MANY_ALPHA, TERM_SEVERAL):
+        found = search(adapter, term, partial=True)
+        frames = found.need_partials()
+        wrong += [f"params.id {show(partial_id(f))} on batch {n} of {found.what} (id "
+                  f"{found.call.id})" for n, f in enumerate(frames, 1)
+                  if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)]
+    fc_assert(not wrong, expected="the streaming request's id on every $/partial",
               got=listing(wrong, 3), why="a partial names the request it belongs to")
 
 
 @case("FC-041")
 def test_no_partial_after_reply(adapter):
-    """No $/partial for a request arrives after its reply (watched for SILENCE_S).
+    """No $/partial for a request arrives after its reply, for a complete
+    stream and one cut by its limit (both watched for one SILENCE_S).
 
     Falsified by: partial-after-reply: A streamed search sends one more $/partial (its last batch
     again) after its reply.
     """
     require_code_search(adapter)
-    found = search(adapter, TERM_MANY_ALPHA, partial=True)
-    found.need_partials()   # a stream of no batch has nothing to send late
-    time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
-    late = [f for f in partial_frames(adapter.transcript.since(found.mark))
-            if partial_id(f) == found.call.id and f.outcome == "retired_id"]
+    streams = [search(adapter, TERM_MANY_ALPHA, partial=True),
+               search(adapter, TERM_WIDE, limit=CUT_LIMIT, partial=True)]
+    streams[0].need_partials()   # a stream of no batch has nothing to send late
+    time.sleep(SILENCE_S)   # the rule is about absence: one named silence window for both
+    late = [f"{len(frames)} for {s.what} (id {s.call.id}, truncated "
+            f"{show(s.result.truncated)})" for s in streams
+            for frames in [[f for f in partial_frames(adapter.transcript.since(s.mark))
+                            if partial_id(f) == s.call.id and f.outcome == "retired_id"]]
+            if frames]
     fc_assert(not late, expected="no partial after the reply",
-              got=f"{len(late)} $/partial frame(s) for id {found.call.id} after its reply",
+              got=f"$/partial frame(s) after the reply: {listing(late)}",
               why="every partial precedes its request's reply")
 
 
 @case("FC-042")
-def test_streamed_reply_is_metadata_only(adapter):
-    """A streamed reply has `items` absent or [] and `truncated` absent or a
-    boolean, and the hits of a matching query arrived through $/partial.
+def test_streamed_reply_is_metadata_only(adapter, fx):
+    """A streamed reply, complete or cut by its limit, has `items` absent or
+    [], and `truncated` absent or a boolean that is true exactly when the
+    streamed hits miss a matching file; the hits of a matching query arrived
+    through $/partial.
 
     Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
     reply.
     """
     require_code_search(adapter)
     found = search(adapter, TERM_MANY_ALPHA, partial=True, own=True)
+    for s, term in ((found, TERM_MANY_ALPHA),
+                    (search(adapter, TERM_WIDE, limit=CUT_LIMIT, partial=True, own=True),
+                     TERM_WIDE)):
+        judge_metadata_only(s, files_containing(fx, term))
+    # any $/partial frame counts here: its params.id is FC-040's business
+    streamed = found.streamed or [f for f in partial_frames(found.window())
+                                  if f.msg is None or frame_items(f)]
+    fc_assert(streamed, expected=f"the hits for {TERM_MANY_ALPHA!r} in $/partial batches",
+              got="no $/partial carried a hit", why="streamed hits travel in partials")
+
+
+def judge_metadata_only(found, expected):
+    """FC-042 on one stream: no items in the reply, and its truncated says
+    whether the streamed hits (folded by file) miss a file of ``expected``."""
+    asked = f"{found.what} limit {found.call.params.get('limit')}"
     items = found.reading.at("items...")
     fc_assert(not found.items and not items, expected="items [] (or absent)",
-              got=f"{len(found.items)} items" if found.items
+              got=f"{len(found.items)} items in the reply to {asked}" if found.items
               else listing(f"{p}: {m}" for p, m in items),
               why="with partial: true the host ignores the reply's items")
     truncated = found.reading.at("truncated")
     fc_assert(not truncated, expected="truncated a boolean",
               got=listing(m for _, m in truncated),
               why="the streamed reply's truncated is authoritative")
-    # any $/partial frame counts here: its params.id is FC-040's business
-    streamed = found.streamed or [f for f in partial_frames(found.window())
-                                  if f.msg is None or frame_items(f)]
-    fc_assert(streamed, expected=f"the hits for {TERM_MANY_ALPHA!r} in $/partial batches",
-              got="no $/partial carried a hit", why="streamed hits travel in partials")
+    got = folded(found.streamed)
+    if not got:
+        return   # nothing streamed: the check below is the case's own
+    complete = expected <= got
+    fc_assert(complete or found.result.truncated is True,
+              expected=f"truncated true, or all {len(expected)} matching files streamed",
+              got=f"{len(got & expected)} of them streamed and truncated "
+              f"{show(found.result.truncated)} for {asked}",
+              why="a stream cut short must say so in its reply's truncated")
+    fc_assert(not (complete and found.result.truncated is True),
+              expected="truncated false when every matching file was streamed",
+              got=f"all {len(expected)} streamed and truncated true for {asked}",
+              why="truncated true claims a cut that was not made")
 
 
 @case("FC-043")
@@ -101,17 +138,20 @@ def test_stream_within_inactivity_window(adapter):
 
 @case("FC-044")
 def test_batches_are_well_formed(adapter):
-    """Streaming a term with more matches than the limit, every item of every
-    batch is a well-formed hit (the host drops a whole batch for one bad item).
+    """Streaming a term with more matches than the limit, and one of small
+    batches, every item of every batch is a well-formed hit (the host drops a
+    whole batch for one bad item).
 
     Falsified by: bad-item-in-big-batch: Every streamed batch of more than 10 items gets one
     malformed item (path 7).
     """
     require_code_search(adapter)
-    found = search(adapter, TERM_WIDE, limit=20, partial=True)
+    found = search(adapter, TERM_WIDE, limit=CUT_LIMIT, partial=True)
     found.need_hits()
-    bad = [f"batch {n} ({len(raw)} items): {path}: {message}"
-           for n, (raw, batch) in enumerate(zip(found.call.partials, found.batches), 1)
+    small = search(adapter, TERM_SEVERAL, partial=True)   # small batches, one per repo
+    bad = [f"batch {n} of {s.what} ({len(raw)} items): {path}: {message}"
+           for s in (found, small)
+           for n, (raw, batch) in enumerate(zip(s.call.partials, s.batches), 1)
            for path, message in batch.problems
            if (path, message) not in batch.at("[*].located")]   # located is FC-032's
     fc_assert(not bad, expected="every streamed item a well-formed hit", got=listing(bad, 3),
@@ -120,8 +160,10 @@ def test_batches_are_well_formed(adapter):
 
 @case("FC-045")
 def test_cancel_ends_stream_cleanly(adapter, fx):
-    """After $/cancelRequest on a live stream, a terminal reply arrives within
-    the deadline and it is a result, and the adapter answers a fresh request.
+    """After $/cancelRequest on a live stream, and on a one-shot search (the
+    host cancels those too), a terminal reply arrives within the deadline and
+    it is a result (an error reply fails), and afterwards the adapter answers
+    a fresh search and a tree.
 
     The cancel is sent right after the request, while the scan is still going
     through every repository, so it reaches a running stream; a stream that had
@@ -132,20 +174,28 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     reply.
     """
     require_code_search(adapter)
-    what = f"search/code {TERM_MANY_ALPHA!r} (streamed)"
-    call = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
-    ended_first = call.done
-    adapter.cancel(call)
-    call.wait()
-    if ended_first:
-        warn("the stream had ended before the cancel was sent: only a cancel for a finished "
-             "request was exercised")
-    if call.outcome in ("timeout", "closed"):
-        call.result()   # raises; the plugin reports the timeout or the closed output
-    fc_assert(call.outcome == "result", expected="a terminal result after the cancel",
-              got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
-              why="a cancelled stream still ends with a normal metadata-only reply")
-    read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
+    for partial in (True, False):
+        what = f"search/code {TERM_MANY_ALPHA!r}" + (" (streamed)" if partial else " (one-shot)")
+        params = {"q": TERM_MANY_ALPHA, "limit": 500, **({"partial": True} if partial else {})}
+        call = adapter.call("search/code", params)
+        ended_first = call.done
+        adapter.cancel(call)
+        call.wait()
+        if ended_first:
+            warn(f"{what} had ended before the cancel was sent: only a cancel for a finished "
+                 f"request was exercised")
+        if call.outcome in ("timeout", "closed"):
+            call.result()   # raises; the plugin reports the timeout or the closed output
+        fc_assert(call.outcome == "result", expected=f"a terminal result for {what} after the "
+                  f"cancel", got=f"{call.outcome}: {call.error}" if call.error
+                  else str(call.outcome),
+                  why="a cancelled request still ends with a normal reply (cancel is advisory)")
+        read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
+    # the adapter stays usable: a fresh search and a tree are answered as usual
+    _, err = attempt(search, adapter, TERM_LINE)
+    fc_assert(err is None, expected="a result for a fresh search/code after the cancels",
+              got=f"an error: {err.message}" if err else "",
+              why="a cancel must not break later requests")
     tree(adapter, fx, ALPHA)
 
 

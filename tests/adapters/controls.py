@@ -191,3 +191,7 @@ class GitBlobIds(GitIds):
 
 
 from tests.adapters import controls_v16  # noqa: E402,F401  (registers the v1.6 controls)
+
+# Deep controls the suite now passes are promoted where they are written
+# (tests/adapters/controls_deep.py, ``@promoted``): importing it registers them here.
+from tests.adapters import controls_deep  # noqa: E402,F401

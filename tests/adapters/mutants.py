@@ -696,6 +696,7 @@ class CommitUnimplemented(Refuse):
 
 
 from tests.adapters import mutants_v16  # noqa: E402,F401  (registers the v1.6 mutants)
-# the adversary's deep mutants that the cases now catch join the matrix (the
-# module adds its IN_MATRIX switches to MUTANTS when it is imported)
+# The deep mutants their owner cases now catch are promoted where they are
+# written (tests/adapters/mutants_deep.py, ``@promoted``): importing it
+# registers them here.
 from tests.adapters import mutants_deep  # noqa: E402,F401

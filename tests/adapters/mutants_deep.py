@@ -18,7 +18,9 @@ Two owner markers stand for rules no registry case owns yet:
   as a ref).
 
 They are NOT in MUTANTS: the matrix must stay green until the cases are
-fixed. Run one with ``python3 tests/mutant_deep.py <switch> <fixture-dir>``;
+fixed. A deep mutant its owner case catches exactly is promoted where it is
+written: ``@promoted`` instead of ``@deep`` registers it in MUTANTS (and so
+in tests/test_mutants.py) instead of DEEP. Run one with ``python3 tests/mutant_deep.py <switch> <fixture-dir>``;
 ``python3 tests/deep_verdicts.py`` runs the suite against all of them and
 prints the verdict table.
 """
@@ -37,7 +39,7 @@ from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATU
 from tests.adapters.hooks import (
     MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
     Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
-from tests.adapters.mutants import FAULTS, UnknownParamsError
+from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
 DEEP: dict[str, Variant] = {}
@@ -56,6 +58,16 @@ def deep(switch: str, owner: str, rule: str):
     def add(cls):
         cls.rule, cls.owner = rule, owner
         return _register(switch, owner)(cls)
+    return add
+
+
+def promoted(switch: str, owner: str, rule: str):
+    """A deep mutant its owner case now catches, promoted into the matrix:
+    registered in MUTANTS (mutants.py imports this module at its end), its
+    ``rule`` and docstring kept. It leaves DEEP."""
+    def add(cls):
+        cls.rule, cls.owner = rule, owner
+        return mutant(switch, owner)(cls)
     return add
 
 
@@ -471,7 +483,7 @@ class BlobText(Hooks):
         return msg
 
 
-@deep("blob-at-b64-wrapped", "FC-024",
+@promoted("blob-at-b64-wrapped", "FC-024",
       '§3.4: "MUST bytes_b64 is ... standard base64 ... no line breaks or whitespace"; §3.5 '
       '"same base64 rules as §3.4"')
 class BlobAtB64Wrapped(BlobText):
@@ -589,7 +601,7 @@ class HitEdit(Hooks):
         return self._all(proxy, req, msg)
 
 
-@deep("pathonly-prefixed-streamed", "FC-030",
+@promoted("pathonly-prefixed-streamed", "FC-030",
       '§3.13 hit path: "repository-relative path"; RULINGS "Types"/§3.13 path-only hit "the host '
       'must still display it"')
 class PathOnlyPrefixedStreamed(HitEdit):
@@ -606,7 +618,7 @@ class PathOnlyPrefixedStreamed(HitEdit):
             hit["path"] = f"{repo_name(hit.get('repo'))}/{hit['path']}"
 
 
-@deep("line-drift-after-first", "FC-031",
+@promoted("line-drift-after-first", "FC-031",
       '§3.13: "MUST line, when present, is 1-based and is the real line of the match in that blob"')
 class LineDriftAfterFirst(HitEdit):
     """Every hit after the first of a reply or batch names a line that does not contain the match.
@@ -629,7 +641,7 @@ class LineDriftAfterFirst(HitEdit):
                 return
 
 
-@deep("located-string-wide", "FC-032", '§3.13 located: "boolean"; "MUST located: false is tolerated"; '
+@promoted("located-string-wide", "FC-032", '§3.13 located: "boolean"; "MUST located: false is tolerated"; '
       'RULINGS "Types"')
 class LocatedStringWide(HitEdit):
     """Hits in the wide repo carry located "stale" (a string).
@@ -642,7 +654,7 @@ class LocatedStringWide(HitEdit):
             hit["located"] = "stale"
 
 
-@deep("as-of-number-when-truncated", "FC-033", '§3.13: "MUST index.as_of, when present, is a string"')
+@promoted("as-of-number-when-truncated", "FC-033", '§3.13: "MUST index.as_of, when present, is a string"')
 class AsOfNumberWhenTruncated(Hooks):
     """Search replies that say truncated true carry index {"as_of": 1732838400} (a number).
 
@@ -656,7 +668,7 @@ class AsOfNumberWhenTruncated(Hooks):
         return msg
 
 
-@deep("file-search-streamed-error", "FC-034",
+@promoted("file-search-streamed-error", "FC-034",
       'RULINGS "Capability keys": declared true means served (worded for FC-099\'s keys; FC-034 '
       'applies it to file_search, which §2.4 says inherits code_search; the matrix\'s no-file-search '
       'breaks the same rule one-shot)')
@@ -676,7 +688,7 @@ class FileSearchStreamedError(Hooks):
 
 # ====================================================================== streaming
 
-@deep("partial-id-echo-later-batches", "FC-040",
+@promoted("partial-id-echo-later-batches", "FC-040",
       '§5.2: "MUST params.id is the opted-in request\'s id (same integer)"')
 class PartialIdEchoLaterBatches(Hooks):
     """From the second batch of a stream on, each $/partial is followed by a copy with params.id + 1.
@@ -706,7 +718,7 @@ class LastBatch(Hooks):
                 "params": {"id": req.id, "items": req.state.get("last", [])}}
 
 
-@deep("partial-late-1s", "FC-041", '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
+@promoted("partial-late-1s", "FC-041", '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
 class PartialLate1s(LastBatch):
     """A streamed search sends its last batch again 1 s after its reply.
 
@@ -722,7 +734,7 @@ class PartialLate1s(LastBatch):
         return msg
 
 
-@deep("partial-after-truncated-reply", "FC-041",
+@promoted("partial-after-truncated-reply", "FC-041",
       '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
 class PartialAfterTruncatedReply(LastBatch):
     """A stream cut by its limit sends one more batch right after the reply (the scan thread ran on).
@@ -738,7 +750,7 @@ class PartialAfterTruncatedReply(LastBatch):
         return msg
 
 
-@deep("streamed-truncated-false-when-cut", "FC-042",
+@promoted("streamed-truncated-false-when-cut", "FC-042",
       '§5.3: "MUST Metadata-only reply: ... carries the authoritative truncated"; §3.13 truncated '
       '"true = the result set is provably incomplete"')
 class StreamedTruncatedFalseWhenCut(Hooks):
@@ -754,7 +766,7 @@ class StreamedTruncatedFalseWhenCut(Hooks):
         return msg
 
 
-@deep("items-in-truncated-streamed-reply", "FC-042",
+@promoted("items-in-truncated-streamed-reply", "FC-042",
       '§5.3: "MUST Metadata-only reply: when the adapter streamed, the final reply has items: []"')
 class ItemsInTruncatedStreamedReply(Hooks):
     """A stream cut by its limit repeats its streamed hits in the final reply.
@@ -774,7 +786,7 @@ class ItemsInTruncatedStreamedReply(Hooks):
         return msg
 
 
-@deep("bad-item-in-small-batch", "FC-044",
+@promoted("bad-item-in-small-batch", "FC-044",
       '§5.2: "MUST params.items is an array of the method\'s own result-item shape"')
 class BadItemInSmallBatch(Hooks):
     """Every streamed batch of at most 10 items gets one malformed item (path 7).
@@ -791,7 +803,7 @@ class BadItemInSmallBatch(Hooks):
         return msg
 
 
-@deep("cancel-poisons-next-search", "FC-045",
+@promoted("cancel-poisons-next-search", "FC-045",
       '§5.4: "MUST Ignore cancels for unknown or already-completed ids — no error"; RULINGS: after '
       '$/cancelRequest the adapter must ... stay usable')
 class CancelPoisonsNextSearch(Hooks):
@@ -818,7 +830,7 @@ class CancelPoisonsNextSearch(Hooks):
         return msg
 
 
-@deep("cancel-oneshot-error", "FC-045",
+@promoted("cancel-oneshot-error", "FC-045",
       'RULINGS: "After $/cancelRequest the adapter must still send a terminal reply ... An error '
       'reply after a cancel fails FC-045"; §5.4 cancel is advisory')
 class CancelOneshotError(Hooks):
@@ -976,7 +988,7 @@ class KindRewriteOffTree(KindRewrite):
         return super().reply(proxy, req, msg)
 
 
-@deep("auth-as-provider-off-tree", "FC-060",
+@promoted("auth-as-provider-off-tree", "FC-060",
       'RULINGS "Strength": a case whose title names a kind (FC-060) fails on a different kind; '
       '§6.2 auth is for "missing, expired or insufficient credentials"; README: every request '
       'naming denied must fail with kind auth')
@@ -990,7 +1002,7 @@ class AuthAsProviderOffTree(KindRewriteOffTree):
         super().__init__("auth", "provider")
 
 
-@deep("throttle-as-network-off-tree", "FC-061",
+@promoted("throttle-as-network-off-tree", "FC-061",
       'RULINGS "Strength": a case whose title names a kind (FC-061) fails on a different kind; '
       '§6.2 rate_limited is for "backend throttling"; README: every request naming throttled must '
       'fail with kind rate_limited')
@@ -1004,7 +1016,7 @@ class ThrottleAsNetworkOffTree(KindRewriteOffTree):
         super().__init__("rate_limited", "network")
 
 
-@deep("retry-after-float", "FC-063",
+@promoted("retry-after-float", "FC-063",
       '§6.3: "MUST If sent, it is a non-negative JSON integer number of seconds" (RULINGS: error shape '
       'incl. retry_after_s is FC-063\'s)')
 class RetryAfterFloat(Hooks):
@@ -1020,7 +1032,7 @@ class RetryAfterFloat(Hooks):
         return msg
 
 
-@deep("vcs-blob-notfound-as-provider", "FC-062", '§3.4: "MUST Unknown repository or id → error, SHOULD '
+@promoted("vcs-blob-notfound-as-provider", "FC-062", '§3.4: "MUST Unknown repository or id → error, SHOULD '
       'kind not_found" (RULINGS: a case whose title names a kind fails on a different kind)')
 class VcsBlobNotFoundAsProvider(KindRewrite):
     """repo/blob of an unknown id in the git-backed repo answers kind "provider" (git cat-file failed).
@@ -1037,7 +1049,7 @@ class VcsBlobNotFoundAsProvider(KindRewrite):
         return super().reply(proxy, req, msg)
 
 
-@deep("missing-repo-kind-provider-revisions", "FC-062",
+@promoted("missing-repo-kind-provider-revisions", "FC-062",
       '§6.2 not_found "unknown repository, blob id, path, ref, commit" (RULINGS: a case whose title '
       'names a kind fails on a different kind; FC-062 "not_found for missing repo/blob")')
 class MissingRepoKindProviderRevisions(Hooks):
@@ -1058,7 +1070,7 @@ class MissingRepoKindProviderRevisions(Hooks):
         return msg
 
 
-@deep("ref-error-data-string", "FC-063",
+@promoted("ref-error-data-string", "FC-063",
       '§6.1: error.data "optional object" (RULINGS: error shape, data an object, is FC-063\'s)')
 class RefErrorDataString(Hooks):
     """Errors of requests carrying a non-null ref have data "not_found" (a string, not an object).
@@ -1074,7 +1086,7 @@ class RefErrorDataString(Hooks):
         return msg
 
 
-@deep("fault-empty-message", "FC-063", '§6.1: "MUST error.message be a human-readable string" '
+@promoted("fault-empty-message", "FC-063", '§6.1: "MUST error.message be a human-readable string" '
       '(RULINGS: message a non-empty string, FC-063)')
 class FaultEmptyMessage(Hooks):
     """Errors of the denied and throttled fault repos have an empty message.
@@ -1091,7 +1103,7 @@ class FaultEmptyMessage(Hooks):
 
 # ====================================================================== bounded compute
 
-@deep("scoped-search-one-page", "FC-070",
+@promoted("scoped-search-one-page", "FC-070",
       'RULINGS "Bounded compute": what fails is ... a cut without truncated: true; §3.13 truncated '
       '"true = the result set is provably incomplete"')
 class ScopedSearchOnePage(Hooks):
@@ -1469,7 +1481,7 @@ class LogShasNotRefs(Hooks):
 
 # ====================================================================== frames (no owner yet)
 
-@deep("banner-on-stdout", "FC-123", '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
+@promoted("banner-on-stdout", "FC-123", '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
 class BannerOnStdout(Hooks):
     """Prints a banner line on stdout at start, before any reply.
 
@@ -1480,7 +1492,7 @@ class BannerOnStdout(Hooks):
         proxy.send_host(b"fs adapter 0.1 ready (serving the fixture)\n")
 
 
-@deep("partial-on-oneshot", "FC-046",
+@promoted("partial-on-oneshot", "FC-046",
       '§5.1: "MUST NOT Send $/partial for a request that did not opt in"')
 class PartialOnOneshot(Hooks):
     """One-shot search/code also sends its hits in a $/partial before the reply.
@@ -1496,7 +1508,7 @@ class PartialOnOneshot(Hooks):
         return msg
 
 
-@deep("partial-without-jsonrpc", "FC-124",
+@promoted("partial-without-jsonrpc", "FC-124",
       '§5.2: "MUST It is a notification: top-level jsonrpc and method: \\"$/partial\\""')
 class PartialWithoutJsonrpc(Hooks):
     """Every $/partial lacks the top-level jsonrpc member.
@@ -1509,7 +1521,7 @@ class PartialWithoutJsonrpc(Hooks):
         return msg
 
 
-@deep("null-id-error-extra", "FC-120",
+@promoted("null-id-error-extra", "FC-120",
       '§1.2: "MUST ... A reply repeats the request\'s id"; §7.3 "MUST Adapters echo the id exactly"')
 class NullIdErrorExtra(Hooks):
     """Before each repo/blob reply, an extra {"id": null, "error": ...} line.
@@ -1524,7 +1536,7 @@ class NullIdErrorExtra(Hooks):
         return msg
 
 
-@deep("reply-echo-previous-id", "FC-120",
+@promoted("reply-echo-previous-id", "FC-120",
       '§1.2: "MUST ... A reply repeats the request\'s id"; §7.6 a reply is the only one for its id')
 class ReplyEchoPreviousId(Hooks):
     """Before each repo/blob reply, a copy of it carrying the previous request's id.
@@ -1545,7 +1557,7 @@ class ReplyEchoPreviousId(Hooks):
         return msg
 
 
-@deep("reply-id-string-extra", "FC-120", '§7.3: "MUST Adapters echo the id exactly, as the same JSON '
+@promoted("reply-id-string-extra", "FC-120", '§7.3: "MUST Adapters echo the id exactly, as the same JSON '
       'integer (not a string, not a float)"')
 class ReplyIdStringExtra(Hooks):
     """Before each repo/blob reply, a copy of it whose id is the string "N".
@@ -1559,7 +1571,7 @@ class ReplyIdStringExtra(Hooks):
         return msg
 
 
-@deep("request-to-host", "FC-124", '§7.6: "MUST NOT Adapters send requests to the host"')
+@promoted("request-to-host", "FC-124", '§7.6: "MUST NOT Adapters send requests to the host"')
 class RequestToHost(Hooks):
     """Before each search/code reply, sends the host a window/showMessage request.
 
@@ -1607,27 +1619,3 @@ class CloneUrlNotCloneable(Hooks):
                 proxy, req.params.get("repo")):
             result["clone_url"] = str(proxy.fixture / "no-such-clone-source.git")
         return msg
-
-
-# Deep mutants the cases now catch exactly (on the path where they hide):
-# they run in the mutant matrix too (tests/adapters/mutants.py adds them).
-IN_MATRIX: tuple[str, ...] = (
-    "partial-on-oneshot",
-    "partial-late-1s",
-    "partial-id-echo-later-batches",
-    "blob-at-b64-wrapped",
-    "partial-without-jsonrpc",
-    "request-to-host",
-    "banner-on-stdout",
-    "reply-id-string-extra",
-    "reply-echo-previous-id",
-    "null-id-error-extra",
-)
-
-
-def _join_matrix() -> None:
-    from tests.adapters.mutants import MUTANTS
-    MUTANTS.update({switch: DEEP[switch] for switch in IN_MATRIX})
-
-
-_join_matrix()
