@@ -693,3 +693,9 @@ class CommitUnimplemented(Refuse):
 
     def __init__(self):
         super().__init__(("repo/commit",))
+
+
+# The deep mutants their owner cases now catch are promoted where they are
+# written (tests/adapters/mutants_deep.py, ``@promoted``): importing it
+# registers them here.
+from tests.adapters import mutants_deep  # noqa: E402,F401
