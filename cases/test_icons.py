@@ -16,7 +16,7 @@ UNDISPLAYABLE = {"Cc": "a control character", "Cf": "a format character",
 
 @case("FC-080")
 def test_single_glyph_icon_is_displayable(adapter, spawn):
-    """An `icon` that is one code point (not a builtin name) is a character any
+    """In every handshake, an `icon` that is one code point (not a builtin name) is a character any
     terminal shows without special fonts: not a control, format, whitespace,
     combining, unassigned, surrogate or private-use code point.
 

@@ -4,7 +4,8 @@
 must carry a warning, never a failure). Each hook class has ``legal``: the
 PROTOCOL.md / RULINGS.md text that makes the variation legal. They are not
 in CONTROLS (tests/test_controls.py) because today's suite fails several of
-them; ``python3 tests/deep_verdicts.py`` reports where.
+them; ``python3 tests/deep_verdicts.py`` reports where. One the suite passes
+is promoted: ``@promoted`` instead of ``@control`` registers it in CONTROLS.
 
 Run one: ``python3 tests/mutant_deep.py <switch> <fixture-dir>``.
 """
@@ -21,6 +22,7 @@ import threading
 import urllib.request
 
 from tests.adapters.hooks import Variant, is_git, registrar, repo_name
+from tests.adapters.controls import control as matrix_control
 from tests.adapters.proxy import Hooks, error_data, result_of
 
 DEEP_CONTROLS: dict[str, Variant] = {}
@@ -31,6 +33,16 @@ def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
     def add(cls):
         cls.legal = legal
         return _register(switch, warns=warns)(cls)
+    return add
+
+
+def promoted(switch: str, legal: str, warns: tuple[str, ...] = ()):
+    """A deep control the suite now passes, promoted into CONTROLS (controls.py
+    imports this module at its end; tests/test_controls.py keeps it green),
+    its ``legal`` citation kept. It leaves DEEP_CONTROLS."""
+    def add(cls):
+        cls.legal = legal
+        return matrix_control(switch, warns=warns)(cls)
     return add
 
 
