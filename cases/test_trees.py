@@ -57,11 +57,12 @@ def test_walk_covers_every_path(adapter, fx):
     """The recursive tree of every repository (alpha, beta, wide, vcs; vcs at
     each branch too when refs is declared) lists every path, files and
     directories, exactly once, repository-relative (a tree that says truncated
-    true may leave paths out).
+    true may leave paths out; wide cut without saying so is FC-022's).
 
     Falsified by: tree-page-overlap: The working-tree walk lists its last entry twice (two backend
     pages overlapping by one).
     """
+    capped = []
     for name, ref in swept_trees(adapter, fx):
         where = tree_what(fx, name, ref)
         want = paths_at(fx, name, ref)   # the URL-hostile and non-ASCII names verbatim
@@ -73,6 +74,10 @@ def test_walk_covers_every_path(adapter, fx):
         missing, extra = want - set(listed), set(listed) - want
         if model.truncated is True:
             missing = set()   # a cut walk may leave paths out (its honesty is FC-022's)
+        elif name == WIDE and missing:   # the tree past every cap: a silent cut is FC-022's
+            capped.append(f"{where} left out {listing(missing, 3)} without truncated: true"
+                          + cap_hint(len(model.entries), missing))
+            missing = set()
         fc_assert(not missing and not extra, expected=f"{where}: the {len(want)} paths "
                   f"{'on disk' if ref is None else 'of git at ' + ref}",
                   got=f"missing {listing(missing) or 'none'}; "
@@ -83,6 +88,7 @@ def test_walk_covers_every_path(adapter, fx):
         fc_assert(not twice, expected="each path once",
                   got=f"{where}: listed more than once: {listing(twice)}",
                   why="a path is listed exactly once (overlapping backend pages list one twice)")
+    need(not capped, "; ".join(capped), owner("walks cut without truncated: true are"))
 
 
 @case("FC-021")
