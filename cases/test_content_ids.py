@@ -6,7 +6,7 @@ disk are compared (the entries' ``type`` is FC-021's business).
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show
-from cases.facts import read_or_none, served
+from cases.facts import disk_blobs, read_or_none, served
 from cases.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, search, swept_trees,
                            tree, tree_what)
 from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH
@@ -34,6 +34,15 @@ def test_same_bytes_same_id_across_calls(adapter, fx):
                   for p, (a, b) in changed_ids(first, second).items()]
     fc_assert(not moved, expected="the same sha for unchanged bytes", got=listing(moved, 4),
               why="an unchanged file must keep its id from one call to the next")
+
+
+def collisions(ids: dict[str, str], fx, name: str) -> list[str]:
+    """"sha: path, path" for each id that ``ids`` (path -> sha) gives to different bytes."""
+    owners: dict[str, list[str]] = {}
+    for path, sha in ids.items():
+        owners.setdefault(sha, []).append(path)
+    return [f"{sha[:16]}: {', '.join(sorted(paths)[:3])}" for sha, paths in owners.items()
+            if len({read_or_none(fx, name, p) for p in paths}) > 1]
 
 
 def hit_shas(provider, fx, path: str) -> set[str]:
@@ -67,7 +76,13 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
     try:
         for how, rewritten in (("appended to", longer), ("rewritten at the same size", same_size)):
             target.write_bytes(rewritten)
-            after = blob_ids(tree(provider, fx_mutable, ALPHA).model, {path}).get(path)
+            listed = tree(provider, fx_mutable, ALPHA).model
+            after = blob_ids(listed, {path}).get(path)
+            if after in old:   # ids keyed by something shared with other contents: FC-012's
+                files = set(disk_blobs(fx_mutable, ALPHA))
+                clash = collisions(blob_ids(listed, files), fx_mutable, ALPHA)
+                need(not clash, f"{tree_what(fx_mutable, ALPHA)} gives one id to different "
+                     f"bytes ({listing(clash, 2)})", owner("ids shared by different contents are"))
             fc_assert(after is not None and after not in old, expected=f"a new sha for {path}",
                       got=f"{show(old[-1])} before and {show(after)} after it was {how}",
                       why="an id must change when the bytes change")
@@ -98,12 +113,7 @@ def test_different_content_different_id(adapter, fx):
         ids = listed_ids(adapter, fx, name)
         need(len(ids) > 1, f"{tree_what(fx, name)} listed only {listing(ids)} with a sha: "
              f"no two files to compare", owner("coverage is"))
-        owners: dict[str, list[str]] = {}
-        for path, sha in ids.items():
-            owners.setdefault(sha, []).append(path)
-        clashes += [f"{name}: {sha[:16]}: {', '.join(sorted(paths)[:3])}"
-                    for sha, paths in owners.items()
-                    if len({read_or_none(fx, name, p) for p in paths}) > 1]
+        clashes += [f"{name}: {clash}" for clash in collisions(ids, fx, name)]
     fc_assert(not clashes, expected="one id per distinct content",
               got=f"different bytes under one id: {listing(clashes, 4)}",
               why="an id must never be shared by different contents")
