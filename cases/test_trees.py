@@ -26,7 +26,8 @@ ESCAPE_HINT = (f"hint: the path contains URL-hostile characters ({URL_HOSTILE!r}
 def kinds_at(fx, name: str, ref: str | None) -> dict[str, tuple[str, int | None]]:
     """path -> (type, size of a file) on disk at ref null, from git at a ref."""
     if ref is None:
-        return {p: (kind, len(fx.read(name, p)) if kind == "blob" else None)
+        top = fx.path / name   # stat, not read: wide has thousands of files
+        return {p: (kind, (top / p).stat().st_size if kind == "blob" else None)
                 for p, kind in fx.walk(name).items()}
     out = {}
     for row in git_bytes(fx, "ls-tree", "-r", "-t", "-l", "-z", ref).split(b"\0"):
