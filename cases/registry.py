@@ -62,6 +62,8 @@ OWNERS: dict[str, str] = {
     "tree replies are": "FC-020",
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",
+    "ids shared by different contents are": "FC-012",
+    "walks cut without truncated: true are": "FC-022",
     "search recall is": "FC-070",
     "one-shot search replies are": "FC-070",
     "path: queries are": "FC-034",

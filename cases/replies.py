@@ -325,3 +325,55 @@ def reply_like(entry: Any) -> bool:
     if isinstance(entry.msg, dict):
         return any(k in entry.msg for k in ("id", "result", "error"))
     return entry.kind == "reply" or entry.outcome == "invalid_id"
+
+
+# ---------------------------------------------------------------- every handshake
+
+NO_CACHE_INIT = {"protocol": 1}   # what a host without a cache budget sends (§2.2)
+
+
+def handshakes(adapter, spawn) -> list[tuple[str, Any]]:
+    """(where, initialize result as sent) for every handshake a handshake rule
+    is judged on: each generation of the group adapter, and a process started
+    with exactly {"protocol": 1} (no cache params). A start without cache
+    params that fails is FC-005's defect: its handshake is left out."""
+    seen = [(f"the group adapter's initialize (generation {n})", result)
+            for n, result in enumerate(adapter.init_results, 1)]
+    provider = spawn(init_params=dict(NO_CACHE_INIT), start=False)
+    try:
+        provider.start()
+    except Exception:   # noqa: BLE001 (an error reply, a crash, a timeout: FC-005 judges it)
+        return seen
+    return seen + [(f"initialize with params {show(NO_CACHE_INIT)} (no cache params)", result)
+                   for result in provider.init_results]
+
+
+# ---------------------------------------------------------------- every repository and ref
+
+def swept_trees(adapter, fx) -> list[tuple[str, str | None]]:
+    """(repo dir name, ref) of every tree a coverage, typing or id rule is
+    judged on: every served repository at ref null, and the git repository at
+    each branch when the adapter declares refs (trees at a ref, §3.3)."""
+    from cases.facts import served
+    out: list[tuple[str, str | None]] = [(name, None) for name in served(fx).values()]
+    if fx.vcs_built and adapter.caps.refs:
+        from fixture.catalog import VCS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
+        out += [(VCS, VCS_DEFAULT_BRANCH), (VCS, VCS_FEATURE_BRANCH)]
+    return out
+
+
+def files_at(fx, name: str, ref: str | None) -> frozenset[str]:
+    """The files (not directories) of a repo: on disk at ref null, from git at a ref."""
+    if ref is None:
+        return disk_blobs(fx, name)
+    from cases.gitfacts import git_text
+    return frozenset(p for p in git_text(fx, "ls-tree", "-r", "--name-only", "-z", ref)
+                     .split("\0") if p)
+
+
+def paths_at(fx, name: str, ref: str | None) -> set[str]:
+    """Every path (files and directories): on disk at ref null, from git at a ref."""
+    if ref is None:
+        return set(fx.walk(name))
+    from cases.gitfacts import git_paths
+    return git_paths(fx, ref) or set()

@@ -2,8 +2,9 @@
 
 import unicodedata
 
-from cases.api import case, fc_assert
+from cases.api import case, fc_assert, listing
 from cases.formats import BUILTIN_ICONS
+from cases.replies import handshakes
 
 # Control/format, separators (whitespace), combining marks, unassigned,
 # surrogates and private use (Nerd Font glyphs need a patched font).
@@ -14,18 +15,22 @@ UNDISPLAYABLE = {"Cc": "a control character", "Cf": "a format character",
 
 
 @case("FC-080")
-def test_single_glyph_icon_is_displayable(adapter):
-    """An `icon` that is one code point (not a builtin name) is a character any
+def test_single_glyph_icon_is_displayable(adapter, spawn):
+    """In every handshake, an `icon` that is one code point (not a builtin name) is a character any
     terminal shows without special fonts: not a control, format, whitespace,
     combining, unassigned, surrogate or private-use code point.
 
     Falsified by: icon-private-use: icon "\\ue709": one code point, but a Nerd Font private-use
     glyph.
     """
-    icon = adapter.init_result.get("icon")
-    if not isinstance(icon, str) or len(icon) != 1 or icon in BUILTIN_ICONS:
-        return   # absent, builtin or multi-code-point: FC-004's business
-    category = unicodedata.category(icon)
-    fc_assert(category not in UNDISPLAYABLE, expected="a character any terminal can display",
-              got=f"U+{ord(icon):04X} ({UNDISPLAYABLE.get(category)}, category {category})",
+    bad = []
+    for where, init in handshakes(adapter, spawn):
+        icon = init.get("icon")
+        if not isinstance(icon, str) or len(icon) != 1 or icon in BUILTIN_ICONS:
+            continue   # absent, builtin or multi-code-point: FC-004's business
+        category = unicodedata.category(icon)
+        if category in UNDISPLAYABLE:
+            bad.append(f"{where}: U+{ord(icon):04X} ({UNDISPLAYABLE[category]}, "
+                       f"category {category})")
+    fc_assert(not bad, expected="a character any terminal can display", got=listing(bad, 3),
               why="an icon glyph must render without special fonts")

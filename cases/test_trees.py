@@ -8,12 +8,42 @@ import base64
 from collections import Counter
 
 from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
+from cases.facts import URL_HOSTILE, disk_blobs, read_or_none, url_hostile
 from cases.formats import b64_loose, b64_strict_problem
-from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_ids, read_reply,
-                           tree, tree_what, try_request)
+from cases.gitfacts import git_bytes
+from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_ids, paths_at,
+                           read_reply, swept_trees, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
-                             BETA, VCS, WIDE)
-from wire.messages import Blob, structure
+                             BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_ESCAPE_PATHS,
+                             WIDE)
+from wire.messages import Blob, read
+
+# A hint for the common cause of a URL-hostile path going wrong on an HTTP backend.
+ESCAPE_HINT = (f"hint: the path contains URL-hostile characters ({URL_HOSTILE!r}); was it sent "
+               f"unescaped (or escaped twice) in the backend URL?")
+
+
+def kinds_at(fx, name: str, ref: str | None) -> dict[str, tuple[str, int | None]]:
+    """path -> (type, size of a file) on disk at ref null, from git at a ref."""
+    if ref is None:
+        top = fx.path / name   # stat, not read: wide has thousands of files
+        return {p: (kind, (top / p).stat().st_size if kind == "blob" else None)
+                for p, kind in fx.walk(name).items()}
+    out = {}
+    for row in git_bytes(fx, "ls-tree", "-r", "-t", "-l", "-z", ref).split(b"\0"):
+        if b"\t" in row:
+            meta, path = row.split(b"\t", 1)
+            _mode, kind, _obj, size = meta.decode().split()
+            out[path.decode("utf-8", "surrogateescape")] = (kind, None if size == "-" else int(size))
+    return out
+
+
+def cap_hint(listed: int, missing: set) -> str:
+    """Names a missing path and the listing's size: a silently capped walk's signature."""
+    if not missing:
+        return ""
+    return (f" (hint: the listing has {listed} entries and leaves out "
+            f"{sorted(missing)[0]!r}: a page or entry cap reached without truncated: true?)")
 
 # The members of a listed entry FC-021 judges (its shape problems included).
 ENTRY_MEMBERS = ("type", "sha", "size")
@@ -25,81 +55,106 @@ def listed_repos(fx):
 
 @case("FC-020")
 def test_walk_covers_every_path(adapter, fx):
-    """The recursive tree of alpha, beta and vcs (null ref) lists every path on
-    disk, files and directories, exactly once, repository-relative.
+    """The recursive tree of every repository (alpha, beta, wide, vcs; vcs at
+    each branch too when refs is declared) lists every path, files and
+    directories, exactly once, repository-relative (a tree that says truncated
+    true may leave paths out; wide cut without saying so is FC-022's).
 
     Falsified by: tree-page-overlap: The working-tree walk lists its last entry twice (two backend
     pages overlapping by one).
     """
-    for name in listed_repos(fx):
-        disk = set(fx.walk(name))   # the URL-hostile and non-ASCII names verbatim
-        listed = Counter(e.path for e in tree(adapter, fx, name, own=True).model.entries)
+    capped = []
+    for name, ref in swept_trees(adapter, fx):
+        where = tree_what(fx, name, ref)
+        want = paths_at(fx, name, ref)   # the URL-hostile and non-ASCII names verbatim
+        model = tree(adapter, fx, name, ref, own=ref is None).model
+        listed = Counter(e.path for e in model.entries)
         odd = [p for p in listed if p.startswith(("/", "./")) or not p]
         fc_assert(not odd, expected="repository-relative paths",
-                  got=f"{name}: {listing(map(repr, odd))}", why="paths have no leading '/' or './'")
-        missing, extra = disk - set(listed), set(listed) - disk
-        fc_assert(not missing and not extra, expected=f"{name}: the {len(disk)} paths on disk",
+                  got=f"{where}: {listing(map(repr, odd))}", why="paths have no leading '/' or './'")
+        missing, extra = want - set(listed), set(listed) - want
+        if model.truncated is True:
+            missing = set()   # a cut walk may leave paths out (its honesty is FC-022's)
+        elif name == WIDE and missing:   # the tree past every cap: a silent cut is FC-022's
+            capped.append(f"{where} left out {listing(missing, 3)} without truncated: true"
+                          + cap_hint(len(model.entries), missing))
+            missing = set()
+        fc_assert(not missing and not extra, expected=f"{where}: the {len(want)} paths "
+                  f"{'on disk' if ref is None else 'of git at ' + ref}",
                   got=f"missing {listing(missing) or 'none'}; "
-                  f"not on disk {listing(extra) or 'none'}",
-                  why="the walk must be recursive and name every path as it is on disk")
+                  f"not in the repository {listing(extra) or 'none'}"
+                  + cap_hint(len(model.entries), missing),
+                  why="the walk must be recursive and name every path as it is in the repository")
         twice = [p for p, n in listed.items() if n > 1]
         fc_assert(not twice, expected="each path once",
-                  got=f"{name}: listed more than once: {listing(twice)}",
-                  why="a path is listed exactly once")
+                  got=f"{where}: listed more than once: {listing(twice)}",
+                  why="a path is listed exactly once (overlapping backend pages list one twice)")
+    need(not capped, "; ".join(capped), owner("walks cut without truncated: true are"))
 
 
 @case("FC-021")
 def test_entry_typing(adapter, fx):
-    """Every listed entry is typed as on disk ("tree" for directories, "blob"
+    """Every listed entry of every repository (vcs at each branch too when refs
+    is declared) is typed as in the repository ("tree" for directories, "blob"
     for files), carries a non-empty string sha, and any size is the file's length.
 
     Falsified by: dirs-typed-dir: Directories are typed "dir" instead of "tree".
     """
     problems, unlisted = [], []
-    for name in listed_repos(fx):
-        disk = fx.walk(name)
-        reading = tree(adapter, fx, name)
-        judged = {p: e for p, e in by_path(reading.model).items() if p in disk}
-        if not judged:   # paths not on disk, or missing ones, are FC-020's
-            unlisted.append(f"{tree_what(fx, name)} listed none of the {len(disk)} paths on disk")
+    for name, ref in swept_trees(adapter, fx):
+        kinds = kinds_at(fx, name, ref)
+        reading = tree(adapter, fx, name, ref)
+        judged = {p: e for p, e in by_path(reading.model).items() if p in kinds}
+        if not judged:   # paths not in the repository, or missing ones, are FC-020's
+            unlisted.append(f"{tree_what(fx, name, ref)} listed none of the {len(kinds)} paths")
         for path, entry in judged.items():
-            where = f"{name}/{path}"
+            where = f"{name}{'@' + ref if ref else ''}/{path}"
+            kind, want = kinds[path]
             problems += [f"{where}: {member.rpartition('.')[2]}: {message}"
                          for member, message in (p for m in ENTRY_MEMBERS
                                                  for p in reading.of(entry, m))]
-            if entry.type is not None and entry.type != disk[path]:
-                problems.append(f"{where}: type {show(entry.type)}, not {disk[path]!r}")
+            if entry.type is not None and entry.type != kind:
+                problems.append(f"{where}: type {show(entry.type)}, not {kind!r}")
             if entry.sha == "":
                 problems.append(f"{where}: sha {show(entry.sha)}")
-            want = len(fx.read(name, path)) if disk[path] == "blob" else None
             if entry.size is not None and want is not None and entry.size != want:
                 problems.append(f"{where}: size {show(entry.size)}, file has {want} bytes")
-    fc_assert(not problems, expected="type, sha and size as on disk", got=listing(problems, 4),
-              why="every tree entry is typed like the disk and carries a sha")
+    fc_assert(not problems, expected="type, sha and size as in the repository",
+              got=listing(problems, 4),
+              why="every tree entry is typed like the repository and carries a sha")
     need(not unlisted, "; ".join(unlisted), owner("coverage is"))
 
 
 @case("FC-022")
 def test_truncated_flag(adapter, fx):
-    """alpha's tree says truncated false; wide's tree lists every path unless it
-    says truncated true (then it lists at least one entry).
+    """The small trees (alpha, beta, vcs) say truncated false; wide's tree
+    lists every path unless it says truncated true, and says truncated true
+    only when it leaves a path out (then it lists at least one entry).
 
     Falsified by: tree-capped-1000: Trees stop at 1,000 entries without setting truncated.
     """
-    readings = {name: tree(adapter, fx, name, own=True) for name in (ALPHA, WIDE)}
+    names = [n for n in (ALPHA, BETA, VCS, WIDE) if n != VCS or fx.vcs_built]
+    readings = {name: tree(adapter, fx, name, own=True) for name in names}
     bad = [f"{name}: {m}" for name, r in readings.items() for _, m in r.at("truncated")]
     fc_assert(not bad, expected="truncated a boolean (or absent)", got=listing(bad),
               why="truncated is a JSON boolean")
-    alpha, wide = readings[ALPHA].model, readings[WIDE].model
-    fc_assert(alpha.truncated is False, expected="truncated false (or absent)",
-              got=f"truncated {show(alpha.truncated)}", why="a small tree is never cut")
+    cut = [f"{tree_what(fx, n)}: truncated {show(r.model.truncated)}"
+           for n, r in readings.items() if n != WIDE and r.model.truncated is not False]
+    fc_assert(not cut, expected="truncated false (or absent) on the small trees",
+              got=listing(cut), why="a small tree is never cut")
+    wide = readings[WIDE].model
     listed, disk = set(by_path(wide)), set(fx.walk(WIDE))
+    missing = disk - listed
     if wide.truncated is True:
         fc_assert(listed, expected="at least one entry", got="none",
                   why="a cut tree still lists entries")
+        fc_assert(missing, expected=f"{tree_what(fx, WIDE)}: truncated false, as all "
+                  f"{len(disk)} paths are listed", got="truncated true with nothing left out",
+                  why="truncated is true only when the budget cut the walk")
         return
-    fc_assert(disk <= listed, expected=f"all {len(disk)} paths of wide, or truncated true",
-              got=f"{len(listed & disk)} paths, truncated {show(wide.truncated)}",
+    fc_assert(not missing, expected=f"all {len(disk)} paths of wide, or truncated true",
+              got=f"{len(listed & disk)} paths, truncated {show(wide.truncated)}, missing "
+              f"{listing(missing, 3)}" + cap_hint(len(wide.entries), missing),
               why="an adapter that stops at a budget must say truncated true")
 
 
@@ -113,50 +168,102 @@ def test_big_blob(adapter, fx):
     """
     want = fx.read(ALPHA, ALPHA_BIG)
     sha = listed_ids(adapter, fx, ALPHA, {ALPHA_BIG}, every=True)[ALPHA_BIG]
-    result, err = try_request(adapter, "repo/blob", {"repo": fx.repo(ALPHA), "sha": sha})
+    params = {"repo": fx.repo(ALPHA), "sha": sha}
+    for ask in ("first", "second"):   # a half-written cache shows on the second ask
+        result, err = try_request(adapter, "repo/blob", params)
+        if err is not None:
+            if err.raw_kind != "provider":
+                warn(f"the >1 MiB refusal ({ask} ask) came with kind {show(err.raw_kind)}; "
+                     f"'provider' is preferred")
+            continue
+        got = b64_loose(read_reply(result, Blob, f"repo/blob of {ALPHA_BIG}", None).model.bytes_b64)
+        if got == want:
+            continue
+        damage = "a truncated prefix" if got is not None and want.startswith(got) else "other content"
+        fail("a big blob is refused or served whole",
+             expected=f"{len(want)} bytes of {ALPHA_BIG}",
+             got=f"repo/blob {show(params)} ({ask} ask): " +
+             ("undecodable bytes_b64" if got is None else f"{len(got)} bytes, {damage}"))
+
+
+def shares_id(listed, fx, name: str, path: str) -> list[str]:
+    """Other files of the listing under ``path``'s sha whose bytes differ (FC-012's defect)."""
+    entries = by_path(listed)
+    sha = entries[path].sha
+    mine = read_or_none(fx, name, path)
+    return sorted(p for p, e in entries.items()
+                  if p != path and e.sha == sha and read_or_none(fx, name, p) not in (None, mine))
+
+
+def judge_bytes(adapter, method: str, params: dict, want: bytes | None, path: str) -> tuple:
+    """(problem or None, decoded bytes) of one blob reply: the reply shape,
+    strict base64, and (``want`` given) the exact bytes."""
+    hint = f"; {ESCAPE_HINT}" if url_hostile(path) else ""
+    asked = f"{method} {show(params)}"
+    result, err = try_request(adapter, method, params)
     if err is not None:
-        if err.raw_kind != "provider":
-            warn(f"the >1 MiB refusal came with kind {show(err.raw_kind)}; 'provider' is preferred")
-        return
-    got = b64_loose(read_reply(result, Blob, f"repo/blob of {ALPHA_BIG}", None).model.bytes_b64)
-    if got == want:
-        return
-    damage = "a truncated prefix" if got is not None and want.startswith(got) else "other content"
-    fail("a big blob is refused or served whole", expected=f"{len(want)} bytes of {ALPHA_BIG}",
-         got="undecodable bytes_b64" if got is None else f"{len(got)} bytes, {damage}")
+        return f"{asked}: an error, kind {show(err.raw_kind)}, message {err.message!r}{hint}", None
+    text = getattr(read(result, Blob).model, "bytes_b64", None)
+    problem = b64_strict_problem(text)
+    if problem is not None:
+        return f"{asked}: {problem}", None
+    got = base64.b64decode(text)
+    if want is None or got == want:
+        return None, got
+    how = ("NUL bytes or invalid UTF-8 transcoded (U+FFFD)" if b"\xef\xbf\xbd" in got
+           and b"\xef\xbf\xbd" not in want else "other bytes")
+    return f"{asked} ({path}): {len(got)} bytes, {how}, not the {len(want)} on disk{hint}", got
 
 
 @case("FC-024")
 def test_binary_blobs_strict_base64(adapter, fx):
-    """repo/blob of the binary file, the empty file and the URL-escaping files is
-    strict standard base64 decoding to the exact bytes (the empty file is "").
+    """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
+    of every file of beta and of a file of wide is strict standard base64
+    decoding to the exact bytes (the empty file is ""); repo/blob_at of vcs's
+    binary and URL-escaping files (log declared) is strict standard base64.
 
     Falsified by: binary-as-text: Small binary blobs (with NUL bytes) are text-decoded: invalid
     UTF-8 becomes U+FFFD.
     """
-    paths = (ALPHA_BINARY, ALPHA_EMPTY, *ALPHA_ESCAPE_PATHS)
-    alpha = tree(adapter, fx, ALPHA).model
-    ids = blob_ids(alpha, set(paths))
-    for path in (p for p in paths if p in ids):
-        result = adapter.request("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[path]})
-        text = structure(result, Blob).bytes_b64
-        problem = b64_strict_problem(text)
-        fc_assert(problem is None, expected="standard padded base64 without whitespace",
-                  got=f"{path}: {problem}", why="the host decodes blobs strictly")
-        want = fx.read(ALPHA, path)
-        got = base64.b64decode(text)
-        fc_assert(got == want, expected=f"{path}: {len(want)} bytes as on disk",
-                  got=f"{len(got)} other bytes", why="blob bytes are served raw")
-    listed_ids(adapter, fx, ALPHA, paths, every=True, listed=alpha)   # any not judged: skip
+    wanted = {ALPHA: (ALPHA_BINARY, ALPHA_EMPTY, *ALPHA_ESCAPE_PATHS),
+              BETA: tuple(sorted(disk_blobs(fx, BETA))), WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
+    if fx.vcs_built:
+        wanted[VCS] = (VCS_BINARY_CHANGED, *VCS_ESCAPE_PATHS)
+    problems, collided, listings = [], [], {}
+    for name, paths in wanted.items():
+        listed = listings[name] = tree(adapter, fx, name).model
+        for path, sha in sorted(blob_ids(listed, set(paths)).items()):
+            problem, got = judge_bytes(adapter, "repo/blob", {"repo": fx.repo(name), "sha": sha},
+                                       fx.read(name, path), path)
+            twins = shares_id(listed, fx, name, path) if got is not None else []
+            if problem and twins:
+                collided.append(f"{name}/{path} shares its sha with {listing(twins, 2)}")
+            elif problem:
+                problems.append(problem)
+    if fx.vcs_built and adapter.caps.log:   # blob_at's bytes are FC-096's, its base64 is ours
+        for path in wanted[VCS]:
+            params = {"repo": fx.repo(VCS), "path": path, "ref": VCS_DEFAULT_BRANCH}
+            problem, _ = judge_bytes(adapter, "repo/blob_at", params, None, path)
+            if problem and "an error" not in problem:
+                problems.append(problem)
+    fc_assert(not problems, expected="standard padded base64 without whitespace, of the exact "
+              "bytes", got=listing(problems, 3),
+              why="the host decodes blobs strictly and blob bytes are served raw")
+    need(not collided, "; ".join(collided), owner("ids shared by different contents are"))
+    listed_ids(adapter, fx, ALPHA, wanted[ALPHA], every=True, listed=listings[ALPHA])   # any not judged: skip
 
 
 @case("FC-025")
 def test_missing_repo_tree(adapter, fx):
-    """repo/tree of an unknown repository is an error of kind not_found (or no kind).
+    """repo/tree of an unknown repository is an error of kind not_found (or no
+    kind): with ref null, asked twice (no negative cache answering a tree),
+    and at a ref.
 
     Falsified by: unknown-repo-empty-tree: repo/tree of a repository that does not exist answers an
     empty tree.
     """
-    err = expect_error(adapter, "repo/tree", {"repo": f"{fx.org}/no-such-repo-fc025", "ref": None},
-                       what="repo/tree of a missing repository")
-    judge_kind(err, "not_found", what="repo/tree of a missing repository")
+    repo = f"{fx.org}/no-such-repo-fc025"
+    for ref, when in ((None, ""), (None, " (asked again)"), (VCS_DEFAULT_BRANCH, "")):
+        what = f"repo/tree {show({'repo': repo, 'ref': ref})} of a missing repository{when}"
+        err = expect_error(adapter, "repo/tree", {"repo": repo, "ref": ref}, what=what)
+        judge_kind(err, "not_found", what=what)

@@ -110,7 +110,7 @@ class NoCacheInit(InitResult):
             self.change(result)
 
 
-@deep("protocol-string-no-cache", "FC-001", '§2.3: adapters "MUST send integer 1"')
+@promoted("protocol-string-no-cache", "FC-001", '§2.3: adapters "MUST send integer 1"')
 class ProtocolStringNoCache(NoCacheInit):
     """initialize answers protocol "1" when started without cache params.
 
@@ -122,7 +122,7 @@ class ProtocolStringNoCache(NoCacheInit):
         result["protocol"] = "1"
 
 
-@deep("name-number-no-cache", "FC-002",
+@promoted("name-number-no-cache", "FC-002",
       '§2.3 name: optional string; RULINGS "a member that is present ... has its stated JSON type"')
 class NameNumberNoCache(NoCacheInit):
     """initialize answers name 42 when started without cache params.
@@ -134,7 +134,7 @@ class NameNumberNoCache(NoCacheInit):
         result["name"] = 42
 
 
-@deep("capability-string-no-cache", "FC-003", '§2.4: "MUST Capability values are JSON booleans"')
+@promoted("capability-string-no-cache", "FC-003", '§2.4: "MUST Capability values are JSON booleans"')
 class CapabilityStringNoCache(NoCacheInit):
     """capabilities.code_search is "yes" when started without cache params.
 
@@ -145,7 +145,7 @@ class CapabilityStringNoCache(NoCacheInit):
         result.setdefault("capabilities", {})["code_search"] = "yes"
 
 
-@deep("icon-misspelled-no-cache", "FC-004",
+@promoted("icon-misspelled-no-cache", "FC-004",
       '§2.5: "MUST If present, icon is a string that is either one of the builtin names ... or '
       'exactly one literal character"')
 class IconMisspelledNoCache(NoCacheInit):
@@ -158,7 +158,7 @@ class IconMisspelledNoCache(NoCacheInit):
         result["icon"] = "GitLab"
 
 
-@deep("icon-private-use-no-cache", "FC-080",
+@promoted("icon-private-use-no-cache", "FC-080",
       '§2.5: "MUST If present, icon is a string that is ... exactly one literal character that any '
       'terminal can display without special fonts"')
 class IconPrivateUseNoCache(NoCacheInit):
@@ -182,7 +182,7 @@ class RevisionCapStringNoCache(NoCacheInit):
         result.setdefault("capabilities", {})["blame"] = "true"
 
 
-@deep("no-cache-blob-fails", "FC-005",
+@promoted("no-cache-blob-fails", "FC-005",
       '§2.2: "MUST Adapters tolerate both cache fields being absent"')
 class NoCacheBlobFails(Hooks):
     """Without cache params, initialize and repo/tree work but repo/blob answers an error.
@@ -224,7 +224,7 @@ class PerCallIds(BlobIds):
         return sha if call == 1 else sha256_hex(f"call-{call}:{sha}".encode())
 
 
-@deep("ids-per-call-vcs", "FC-010",
+@promoted("ids-per-call-vcs", "FC-010",
       '§4: "MUST Ids are stable: the same unchanged content ... yields the same id on every call"')
 class IdsPerCallVcs(PerCallIds):
     """The vcs working tree's blob ids change from the second repo/tree call of a process on.
@@ -236,7 +236,7 @@ class IdsPerCallVcs(PerCallIds):
         return is_git(proxy, repo)
 
 
-@deep("ids-cached-by-size", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
+@promoted("ids-cached-by-size", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
 class IdsCachedBySize(BlobIds):
     """Working-tree blob ids are cached by (repo, path, size): a same-size rewrite keeps its id.
 
@@ -256,7 +256,7 @@ class IdsCachedBySize(BlobIds):
         return self.first.setdefault(key, sha)
 
 
-@deep("hit-sha-cached-by-path", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
+@promoted("hit-sha-cached-by-path", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
 class HitShaCachedByPath(BlobIds):
     """Search hits carry the sha their (repo, path) had at the process's first hit for it.
 
@@ -273,7 +273,7 @@ class HitShaCachedByPath(BlobIds):
         return self.first.setdefault((repo_name(repo), path), sha)
 
 
-@deep("ids-by-basename-size-wide", "FC-012",
+@promoted("ids-by-basename-size-wide", "FC-012",
       '§4: "MUST NOT Share one blob id between different contents"')
 class IdsByBasenameSizeWide(BlobIds):
     """wide's blob ids are keyed by (file name, size): the leaf-N.txt files of one size share one.
@@ -288,7 +288,7 @@ class IdsByBasenameSizeWide(BlobIds):
         return sha256_hex(f"{path.rsplit('/', 1)[-1]}\0{-1 if data is None else len(data)}".encode())
 
 
-@deep("ids-salted-per-process-vcs", "FC-013",
+@promoted("ids-salted-per-process-vcs", "FC-013",
       '§4: "MUST Ids are stable ... after the adapter is killed and respawned"')
 class IdsSaltedPerProcessVcs(SaltedIds):
     """Blob ids of the git-backed repo (every ref, blob_at, hits) are salted per process.
@@ -318,7 +318,7 @@ class TreeEdit(Hooks):
         return msg
 
 
-@deep("wide-entry-twice", "FC-020",
+@promoted("wide-entry-twice", "FC-020",
       '§3.3: "MUST The walk is recursive: one entry per path ... each path exactly once"')
 class WideEntryTwice(TreeEdit):
     """The directory of more than 1,000 entries lists one entry twice (backend pages overlapping).
@@ -354,7 +354,7 @@ class RefTreeDropsPath(TreeEdit):
                              if not (isinstance(e, dict) and e.get("path") == "README.md")]
 
 
-@deep("ref-tree-entry-twice", "FC-020",
+@promoted("ref-tree-entry-twice", "FC-020",
       '§3.3: "MUST ... each path exactly once" (RULINGS: on every repository and ref)')
 class RefTreeEntryTwice(TreeEdit):
     """Trees at a ref list their last entry twice.
@@ -371,7 +371,7 @@ class RefTreeEntryTwice(TreeEdit):
             entries.append(dict(entries[-1]))
 
 
-@deep("ref-dirs-typed-dir", "FC-021",
+@promoted("ref-dirs-typed-dir", "FC-021",
       '§3.3 entry type: "\\"blob\\" for files, \\"tree\\" for directories"; "MUST ... with correct '
       'typing (FC-021)"')
 class RefDirsTypedDir(TreeEdit):
@@ -389,7 +389,7 @@ class RefDirsTypedDir(TreeEdit):
                 entry["type"] = "dir"
 
 
-@deep("wide-dir-no-sha", "FC-021",
+@promoted("wide-dir-no-sha", "FC-021",
       '§3.3 entry sha: "yes, for both types ... Directories need one too"; §3.0 "MUST Reply members '
       'marked required ... are present"')
 class WideDirNoSha(TreeEdit):
@@ -407,7 +407,7 @@ class WideDirNoSha(TreeEdit):
                 entry.pop("sha", None)
 
 
-@deep("wide-truncated-lie", "FC-022",
+@promoted("wide-truncated-lie", "FC-022",
       '§3.3: "MUST set truncated: true when (and only when) the budget cut the walk"')
 class WideTruncatedLie(TreeEdit):
     """wide's tree lists every path but says truncated true.
@@ -422,7 +422,7 @@ class WideTruncatedLie(TreeEdit):
         result["truncated"] = True
 
 
-@deep("beta-truncated-lie", "FC-022",
+@promoted("beta-truncated-lie", "FC-022",
       '§3.3: "MUST set truncated: true when (and only when) the budget cut the walk"')
 class BetaTruncatedLie(TreeEdit):
     """beta's (small, complete) tree says truncated true.
@@ -437,7 +437,7 @@ class BetaTruncatedLie(TreeEdit):
         result["truncated"] = True
 
 
-@deep("big-blob-cut-on-retry", "FC-023", '§3.4: "MUST NOT Hang, truncate, or corrupt a large blob"')
+@promoted("big-blob-cut-on-retry", "FC-023", '§3.4: "MUST NOT Hang, truncate, or corrupt a large blob"')
 class BigBlobCutOnRetry(BigBlobsFromDisk):
     """A >1 MiB blob is refused the first time, then served cut to 1 MiB (a half-written cache).
 
@@ -498,7 +498,7 @@ class BlobAtB64Wrapped(BlobText):
         return base64.encodebytes(data).decode("ascii")
 
 
-@deep("beta-b64-unpadded", "FC-024", '§3.4: "MUST bytes_b64 is ... standard base64 ..., with = padding"')
+@promoted("beta-b64-unpadded", "FC-024", '§3.4: "MUST bytes_b64 is ... standard base64 ..., with = padding"')
 class BetaB64Unpadded(BlobText):
     """repo/blob in beta drops the = padding.
 
@@ -514,7 +514,7 @@ class BetaB64Unpadded(BlobText):
         return base64.b64encode(data).decode("ascii").rstrip("=")
 
 
-@deep("vcs-binary-as-text", "FC-024", '§3.4: "MUST Binary content is served raw — no transcoding, NUL '
+@promoted("vcs-binary-as-text", "FC-024", '§3.4: "MUST Binary content is served raw — no transcoding, NUL '
       'bytes intact"')
 class VcsBinaryAsText(BlobText):
     """Binary blobs of the git-backed repo (repo/blob and blob_at) are text-decoded (U+FFFD).
@@ -548,7 +548,7 @@ class MissingRepoEmptyTree(Hooks):
         return msg
 
 
-@deep("missing-repo-tree-at-ref-empty", "FC-025", '§3.3: "MUST Unknown repository → error"')
+@promoted("missing-repo-tree-at-ref-empty", "FC-025", '§3.3: "MUST Unknown repository → error"')
 class MissingRepoTreeAtRefEmpty(MissingRepoEmptyTree):
     """repo/tree of a missing repository at a non-null ref answers an empty tree.
 
@@ -559,7 +559,7 @@ class MissingRepoTreeAtRefEmpty(MissingRepoEmptyTree):
         return ref_of(req) is not None
 
 
-@deep("missing-repo-negative-cache", "FC-025", '§3.3: "MUST Unknown repository → error"')
+@promoted("missing-repo-negative-cache", "FC-025", '§3.3: "MUST Unknown repository → error"')
 class MissingRepoNegativeCache(MissingRepoEmptyTree):
     """The second repo/tree of the same missing repository answers an empty tree (a negative cache).
 
