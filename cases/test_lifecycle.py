@@ -9,6 +9,7 @@ import time
 
 from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
 from cases.explain import describe
+from cases.loopback_proxy import GatedProxy
 from cases.netwatch import Canary, SocketSampler
 from cases.replies import (folded, listed_ids, path_types, reply_like, serves_like, tree,
                            tree_what, try_request, wait_first_partial_or_end)
@@ -87,25 +88,44 @@ def known_members(result):
 
 @case("FC-052")
 def test_no_network_during_initialize(adapter, spawn, fx):
-    """With a canary advertised through the proxy variables and
-    FORGE_CANARY_URL, in a minimal environment without credentials, initialize
-    opens no inet socket and reaches no canary; then repo/tree of alpha is
+    """With FORGE_CANARY_URL pointing at a canary and the proxy variables at a
+    gated loopback proxy, in the usual environment without credentials, no
+    connection is opened by the adapter's process tree while it starts and
+    answers initialize (canary, proxy, backend or a test double: sockets with
+    a remote address; listening sockets are not network I/O), on the first
+    start and on a respawn; then, the proxy relaying, repo/tree of alpha is
     served as by the group adapter.
 
     Falsified by: canary-get: initialize makes an HTTP GET to FORGE_CANARY_URL before answering.
     """
-    with Canary() as canary:
-        provider = spawn(minimal_env=True, env=canary.env(), start=False)
+    with Canary() as canary, GatedProxy() as proxy:
+        provider = spawn(env={**proxy.env(), **canary.env()}, start=False)
         with SocketSampler() as sampler:
             provider.start()
-        seen = sampler.seen + [str(s) for s in provider.child.inet_sockets()]
+            proxy.open_gate()   # initialize has returned: relay from now on
+            seen = sampler.seen + [str(s) for s in provider.child.inet_sockets() if s.raddr]
+        judge_quiet(canary, proxy.early(), seen, "initialize")
+        # a respawned generation answers initialize under the same rule (§2.1)
         reached = canary.connections()
-    fc_assert(reached == 0, expected="no connection to the canary during initialize",
+        with SocketSampler() as sampler:
+            provider.respawn()
+            seen = sampler.seen + [str(s) for s in provider.child.inet_sockets() if s.raddr]
+        judge_quiet(canary, [], seen, "a respawned generation's initialize", before=reached)
+        serves_like(provider, adapter, fx, "started without credentials")
+
+
+def judge_quiet(canary, early, seen, when, before=0):
+    """No canary connection since ``before``, nothing at the closed proxy
+    gate, no socket with a remote address in the adapter's tree."""
+    reached = canary.connections() - before
+    fc_assert(reached == 0, expected=f"no connection to FORGE_CANARY_URL during {when}",
               got=f"{reached} connection(s) from {listing(canary.peers()) or 'a queued client'}",
               why="initialize must not touch the network (credentials are lazy)")
-    fc_assert(not seen, expected="no inet socket in the adapter's process tree",
-              got=listing(seen, 3), why="initialize must not touch the network")
-    serves_like(provider, adapter, fx, "started in a minimal environment")
+    fc_assert(not early, expected=f"no connection to the HTTP(S)_PROXY proxy during {when}",
+              got=f"{len(early)} connection(s) from {listing(early, 3)}",
+              why="initialize must not touch the network (credentials are lazy)")
+    fc_assert(not seen, expected=f"no connection opened by the adapter's process tree during "
+              f"{when}", got=listing(seen, 3), why="initialize must not touch the network")
 
 
 @case("FC-053")
