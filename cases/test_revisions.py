@@ -9,13 +9,15 @@ themselves.
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import url_hostile
-from cases.formats import b64_loose, instant
+from cases.commit_ids import resolve
+from cases.formats import b64_loose, basic_instant, instant
 from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
                             git_show, git_text, unknown_commit_id)
 from cases.replies import (blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
                            read_reply, tree, try_request)
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH,
+                             VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log, Refs, read, structure
@@ -141,55 +143,101 @@ def test_ids_across_refs(adapter, fx):
              f"different ids (allowed; one shared id would save the host a fetch)")
 
 
+def log_instant(date, what):
+    """The instant a log/blame date names: ISO-8601 extended format, or the
+    basic format with a warning (RULINGS: the host shows dates verbatim)."""
+    when = instant(date)
+    if when is None:
+        when = basic_instant(date)
+        if when is not None:
+            warn(f"{what}: date {date!r} is ISO-8601 basic format (the host shows it verbatim; "
+                 f"the extended format reads better)")
+    return when
+
+
+class Commits:
+    """The adapter's commit ids resolved to git's commits, remembered for the
+    case (cases.commit_ids: abbreviated or backend spellings pass)."""
+
+    def __init__(self, adapter, fx):
+        self.adapter, self.fx, self.seen = adapter, fx, {}
+
+    def __call__(self, sha):
+        if sha not in self.seen:
+            self.seen[sha] = resolve(self.adapter, self.fx, sha)
+        return self.seen[sha]
+
+
+# The logs FC-094 reads: a path's (ref null, and at refs), and the unfiltered one.
+LOG_REFS = (None, FEATURE, VCS_ANNOTATED_TAG)
+
+
 @case("FC-094")
 def test_log(adapter, fx):
-    """repo/log of a path (ref null) lists git's commits for it newest first,
-    with ISO-8601 dates at git's author-date instants and git's subjects and
-    authors; the unfiltered log is longer.
+    """repo/log, with and without a path, at ref null, feature and a tag, lists
+    git's commits for it newest first (commit ids judged by the commit they
+    resolve to), with ISO-8601 dates at git's author-date instants and an
+    author string; the path filter narrows the log. Subjects and authors
+    other than git's warn.
 
     Falsified by: log-oldest-first: repo/log lists commits oldest first.
     """
     require(adapter, fx, "log")
-    params = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None, "limit": None}
-    items = structure(adapter.request("repo/log", params), Log).items
-    want = git_log(fx, MAIN, VCS_THREE_COMMITS)
-    fc_assert([i.sha for i in items] == [c.sha for c in want],
-              expected=f"git log -- {VCS_THREE_COMMITS}, newest first: "
-              f"{', '.join(c.sha[:12] for c in want)}",
-              got=", ".join(i.sha[:12] for i in items),
-              why="the log lists that path's commits newest first")
-    for item, commit in zip(items, want):
-        when = instant(item.date)
-        fc_assert(when is not None, expected="an ISO-8601 date", got=f"date {item.date!r}",
-                  why="log dates are ISO-8601")
-        fc_assert(when == commit.date, expected=f"{commit.date.isoformat()} for {commit.sha[:12]}",
-                  got=f"date {item.date!r}", why="the date is the commit's author date")
-        fc_assert(item.subject == commit.subject
-                  and author_matches(item.author, commit.author, commit.email),
-                  expected=f"{commit.subject!r} by {commit.author!r}",
-                  got=f"{item.subject!r} by {item.author!r}", why="subject and author are git's")
-    unfiltered = structure(adapter.request("repo/log", {**params, "path": None}), Log).items
-    fc_assert(len(unfiltered) > len(items), expected=f"more than {len(items)} commits",
-              got=f"{len(unfiltered)} without a path", why="the path filter narrows the log")
+    commits = Commits(adapter, fx)
+    for ref in LOG_REFS:
+        lengths = {}
+        for path in (VCS_THREE_COMMITS, None):
+            params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
+            what = f"repo/log {show(params)}"
+            items = structure(adapter.request("repo/log", params), Log).items
+            want = git_log(fx, ref or MAIN, path)
+            got = [commits(i.sha) for i in items]
+            fc_assert(items and got == [c.sha for c in want][:len(items)],
+                      expected=f"git log {ref or MAIN}" + (f" -- {path}" if path else "")
+                      + f", newest first: {', '.join(c.sha[:12] for c in want[:8])}",
+                      got=", ".join(f"{i.sha[:12]} ({(g or 'no commit')[:12]})"
+                                    for i, g in zip(items[:8], got)),
+                      why=f"{what} lists the commits of that history, newest first")
+            for item, commit in zip(items, want):
+                when = log_instant(item.date, what)
+                fc_assert(when is not None, expected="an ISO-8601 date",
+                          got=f"date {item.date!r} of {item.sha[:12]}",
+                          why=f"{what}: log dates are ISO-8601")
+                fc_assert(when == commit.date,
+                          expected=f"{commit.date.isoformat()} for {commit.sha[:12]}",
+                          got=f"date {item.date!r}", why=f"{what}: the date is the author date")
+                if item.subject != commit.subject or not author_matches(
+                        item.author, commit.author, commit.email):
+                    warn(f"{what}: {item.sha[:12]} is {item.subject!r} by {item.author!r}; git "
+                         f"says {commit.subject!r} by {commit.author!r}")
+            lengths[path] = len(items)
+        fc_assert(lengths[None] > lengths[VCS_THREE_COMMITS],
+                  expected=f"more than {lengths[VCS_THREE_COMMITS]} commits",
+                  got=f"{lengths[None]} without a path (ref {show(ref)})",
+                  why="the path filter narrows the log")
 
 
 @case("FC-095")
 def test_log_limit(adapter, fx):
-    """repo/log with limit 2 of a path touched by three commits answers exactly
-    2 items and truncated true.
+    """repo/log with limit 2, with and without a path, at ref null and at refs,
+    where git has more than 2 commits, answers exactly 2 items and truncated true.
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
-    reading = read_reply(adapter.request("repo/log", {"repo": fx.repo(VCS), "ref": None,
-                                                      "path": VCS_THREE_COMMITS, "limit": 2}),
-                         Log, "repo/log with limit 2", None)
-    count = len(reading.model.items)
-    truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
-    fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
-              expected="2 items and truncated true (3 commits exist)",
-              got=f"{count} items, truncated {truncated}",
-              why="log honours limit and says when more exists")
+    for ref in (None, MAIN, FEATURE):
+        for path in (VCS_THREE_COMMITS, None):
+            if len(git_log(fx, ref or MAIN, path)) <= 2:
+                continue   # nothing more exists: no truncation to claim
+            params = {"repo": fx.repo(VCS), "ref": ref, "path": path, "limit": 2}
+            reading = read_reply(adapter.request("repo/log", params), Log,
+                                 f"repo/log {show(params)}", None)
+            count = len(reading.model.items)
+            truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
+            fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
+                      expected="2 items and truncated true (more commits exist)",
+                      got=f"{count} items, truncated {truncated}",
+                      why=f"repo/log {show(params)} honours limit and says when more exists")
 
 
 @case("FC-096")
@@ -238,39 +286,54 @@ def test_blob_at_unknown(adapter, fx):
         judge_kind(expect_error(adapter, "repo/blob_at", params, what=what), "not_found", what=what)
 
 
+# (path, ref) FC-098 blames: every text file git blames into ranges at main, and at refs.
+def blame_asks(fx):
+    files = sorted(p for p in git_text(fx, "ls-tree", "-r", "--name-only", "-z", MAIN).split("\0")
+                   if p and b"\0" not in git_show(fx, MAIN, p))
+    return ([(VCS_BLAME_TWO_AUTHORS, None)] + [(p, MAIN) for p in files]
+            + [(VCS_FEATURE_REWRITTEN, FEATURE), (VCS_BLAME_TWO_AUTHORS, VCS_LIGHT_TAG)])
+
+
 @case("FC-098")
 def test_blame(adapter, fx):
-    """repo/blame (ref null) gives 1-based inclusive ascending ranges covering
-    every line once, same-commit neighbours coalesced, each with git blame's
-    commit; authors and dates should match git.
+    """repo/blame of every text file at main (ref null, main), and of files at
+    feature and at a tag, gives 1-based inclusive ascending ranges covering
+    every line once, same-commit neighbours coalesced, each naming (resolving
+    to) the commit git blame gives; authors and dates should match git.
 
     Falsified by: blame-zero-based: repo/blame ranges are 0-based.
     """
     require(adapter, fx, "blame")
-    params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
-    ranges = structure(adapter.request("repo/blame", params), Blame).ranges
-    want = git_blame(fx, MAIN, VCS_BLAME_TWO_AUTHORS)
-    spans = [(r.start_line, r.end_line) for r in ranges]
-    lines = want[-1].end_line if want else 0
-    fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
-              got=f"ranges {spans}", why="blame lines are 1-based")
-    covered = [n for start, end in spans for n in range(start, end + 1)]
-    fc_assert(covered == list(range(1, lines + 1)) and all(s <= e for s, e in spans),
-              expected=f"ascending inclusive ranges covering lines 1..{lines} once",
-              got=f"ranges {spans}", why="blame covers every line exactly once")
-    split = [f"{a.start_line}-{a.end_line} and {b.start_line}-{b.end_line}"
-             for a, b in zip(ranges, ranges[1:]) if a.sha == b.sha]
-    fc_assert(not split, expected="adjacent ranges of one commit coalesced",
-              got=f"split ranges {listing(split)}", why="same-commit neighbours are one range")
-    fc_assert([(r.start_line, r.end_line, r.sha) for r in ranges]
-              == [(w.start_line, w.end_line, w.sha) for w in want],
-              expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
-              got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
-              why="each range names the commit git blame gives for those lines")
-    for r, w in zip(ranges, want):
-        if not author_matches(r.author, w.author, w.email) or instant(r.date) != w.date:
-            warn(f"lines {r.start_line}-{r.end_line}: author {r.author!r}, date {r.date!r}; "
-                 f"git says {w.author!r}, {w.date.isoformat()}")
+    commits = Commits(adapter, fx)
+    for path, ref in blame_asks(fx):
+        params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
+        what = f"repo/blame {show(params)}"
+        ranges = structure(adapter.request("repo/blame", params), Blame).ranges
+        want = git_blame(fx, ref or MAIN, path)
+        spans = [(r.start_line, r.end_line) for r in ranges]
+        lines = want[-1].end_line if want else 0
+        fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
+                  got=f"ranges {spans[:8]}", why=f"{what}: blame lines are 1-based")
+        covered = [n for start, end in spans for n in range(start, end + 1)]
+        fc_assert(covered == list(range(1, lines + 1)) and all(s <= e for s, e in spans),
+                  expected=f"ascending inclusive ranges covering lines 1..{lines} once",
+                  got=f"ranges {spans[:8]}", why=f"{what}: blame covers every line exactly once")
+        got = [commits(r.sha) for r in ranges]
+        split = [f"{a.start_line}-{a.end_line} and {b.start_line}-{b.end_line}"
+                 for a, b, ga, gb in zip(ranges, ranges[1:], got, got[1:])
+                 if a.sha == b.sha or (ga is not None and ga == gb)]
+        fc_assert(not split, expected="adjacent ranges of one commit coalesced",
+                  got=f"split ranges {listing(split)}",
+                  why=f"{what}: same-commit neighbours are one range")
+        fc_assert([(r.start_line, r.end_line, g) for r, g in zip(ranges, got)]
+                  == [(w.start_line, w.end_line, w.sha) for w in want],
+                  expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
+                  got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
+                  why=f"{what}: each range names the commit git blame gives for those lines")
+        for r, w in zip(ranges, want):
+            if not author_matches(r.author, w.author, w.email) or log_instant(r.date, what) != w.date:
+                warn(f"{what} lines {r.start_line}-{r.end_line}: author {r.author!r}, date "
+                     f"{r.date!r}; git says {w.author!r}, {w.date.isoformat()}")
 
 
 @case("FC-099")
