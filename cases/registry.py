@@ -70,6 +70,8 @@ OWNERS: dict[str, str] = {
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
     "blame replies are": "FC-098",
+    "ids across refs are": "FC-093",
+    "declared capabilities served are": "FC-099",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

@@ -9,12 +9,12 @@ themselves.
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import url_hostile
-from cases.commit_ids import resolve
+from cases.commit_ids import git_commit_of, resolve
 from cases.formats import b64_loose, basic_instant, instant
 from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
                             git_show, git_text, unknown_commit_id)
 from cases.replies import (blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
-                           read_reply, tree, try_request)
+                           read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH,
                              VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
@@ -56,66 +56,88 @@ def assert_paths_at(listed, fx, ref):
 
 @case("FC-090")
 def test_refs_shape(adapter, fx):
-    """repo/refs lists branches and tags with name and sha, at most one branch
-    marked default (main, if any), and every branch and tag git has.
+    """repo/refs (asked twice: every reply is judged) lists branches and tags
+    with name and sha, at most one branch marked default (main, if any), and
+    every branch and tag git has.
 
     Falsified by: two-defaults: repo/refs marks every branch default.
     """
     require(adapter, fx, "refs")
-    refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
-    defaults = [b.name for b in refs.branches if b.default]
-    fc_assert(len(defaults) <= 1, expected="at most one default branch",
-              got=f"default: true on {listing(defaults)}", why="one branch is the default")
-    for what, kind, listed in (("branches", "heads", refs.branches), ("tags", "tags", refs.tags)):
-        want, got = set(git_refs(fx, kind)), {r.name for r in listed}
-        fc_assert(want <= got, expected=f"{what} {listing(want)}",
-                  got=f"missing {listing(want - got)}",
-                  why="repo/refs lists what the repository has")
+    for call in ("first", "second"):
+        refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
+        defaults = [b.name for b in refs.branches if b.default]
+        fc_assert(len(defaults) <= 1, expected="at most one default branch",
+                  got=f"default: true on {listing(defaults)} (the {call} repo/refs)",
+                  why="one branch is the default")
+        for what, kind, listed in (("branches", "heads", refs.branches),
+                                   ("tags", "tags", refs.tags)):
+            want, got = set(git_refs(fx, kind)), {r.name for r in listed}
+            fc_assert(want <= got, expected=f"{what} {listing(want)}",
+                      got=f"missing {listing(want - got)} (the {call} repo/refs)",
+                      why="repo/refs lists what the repository has")
     if defaults and defaults[0] != MAIN:
         warn(f"the branch marked default is {defaults[0]!r}; git's default branch is {MAIN!r}")
 
 
+def changed_at(fx, ref):
+    """The files whose bytes at ``ref`` differ from main's (the diverging
+    files at main itself): where a tree at ``ref`` shows which revision it serves."""
+    if ref == MAIN:
+        return list(DIVERGING)
+    out = git_text(fx, "diff", "--name-only", "--no-renames", "-z", MAIN, ref)
+    at = git_paths(fx, ref) or set()
+    return sorted(p for p in out.split("\0") if p in at)
+
+
 @case("FC-091")
 def test_tree_at_ref(adapter, fx):
-    """repo/tree at main and at feature serves that revision (git's paths, the
-    diverging files' bytes through their listed ids) and echoes the ref as
-    `branch`; every ref name and sha repo/refs lists serves its commit's paths.
+    """repo/tree at main, at feature and at every ref name and sha repo/refs
+    lists serves that revision: git's paths, and the bytes (through the listed
+    ids, fetched right after their tree) of every file that differs from main.
+    `branch` is a string when sent; not echoing the ref asked warns (a SHOULD).
 
-    Falsified by: branch-always-main: repo/tree always answers branch "main", whatever ref was
-    asked.
+    Falsified by: tag-tree-worktree-bytes: Trees at refs other than main/feature list the
+    checked-out files' ids (so their bytes) where the path exists.
     """
     require(adapter, fx, "refs")
-    for ref in (MAIN, FEATURE):
+    listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
+    for ref in dict.fromkeys([MAIN, FEATURE, *listed]):
         reading = tree(adapter, fx, VCS, ref, own=True)
         bad = reading.at("branch")
         fc_assert(not bad, expected="branch a string", got=listing(m for _, m in bad),
-                  why="branch echoes the requested ref")
+                  why=f"{tree_what(fx, VCS, ref)}: branch has its type")
         result = reading.model
+        if git_paths(fx, ref) is None:
+            continue   # a spelling git does not know: round trips are judged elsewhere
         assert_paths_at(result, fx, ref)
-        ids = blob_ids(result, set(DIVERGING))
-        for path in DIVERGING:   # fetched right after their own tree: ids are opaque
+        paths = changed_at(fx, ref)
+        ids = blob_ids(result, set(paths))
+        for path in paths:   # fetched right after their own tree: ids are opaque
             got = blob_bytes(adapter, fx, VCS, ids.get(path, ""))
             fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
-                      why="the ids listed at a ref serve that ref's bytes")
-        fc_assert(result.branch == ref, expected=f"branch {ref!r}",
-                  got=f"branch {show(result.branch)}",
-                  why="branch echoes the requested ref")
-    listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
-    for ref in (r for r in listed if r not in (MAIN, FEATURE)):
-        assert_paths_at(tree(adapter, fx, VCS, ref, own=True).model, fx, ref)
+                      why=f"{tree_what(fx, VCS, ref)}: the ids listed serve that ref's bytes")
+        if ref in (MAIN, FEATURE) and result.branch != ref:
+            warn(f"{tree_what(fx, VCS, ref)} answered branch {show(result.branch)}; the ref "
+                 f"asked ({ref!r}) is what the host displays (SHOULD echo)")
+
+
+def unknown_short_id(fx):
+    """An abbreviated-looking (12-hex) id git resolves to nothing."""
+    full = unknown_commit_id(fx)
+    return next(full[i:i + 12] for i in range(0, 28) if git_commit_of(fx, full[i:i + 12]) is None)
 
 
 @case("FC-092")
 def test_tree_at_unknown_ref(adapter, fx):
-    """repo/tree at an unknown ref name, and at a 40-hex id that exists nowhere,
-    is an error of kind not_found (an adapter that never answers fails at the deadline).
+    """repo/tree at an unknown ref name, and at a 40-hex and a 12-hex id that
+    exist nowhere, is an error of kind not_found (an adapter that never answers fails at the deadline).
 
     Falsified by: unknown-ref-default: repo/tree at a ref the adapter cannot resolve serves the
     default branch instead.
     """
     require(adapter, fx, "refs")
-    for ref in (UNKNOWN_REF, unknown_commit_id(fx)):
+    for ref in (UNKNOWN_REF, unknown_commit_id(fx), unknown_short_id(fx)):
         what = f"repo/tree at the unknown ref {ref}"
         err = expect_error(adapter, "repo/tree", {"repo": fx.repo(VCS), "ref": ref}, what=what)
         judge_kind(err, "not_found", what=what)
@@ -242,43 +264,58 @@ def test_log_limit(adapter, fx):
 
 @case("FC-096")
 def test_blob_at(adapter, fx):
-    """repo/blob_at of the diverging files (and URL-hostile vcs files) at main
-    and feature serves git's bytes, with the sha the tree at that ref lists.
+    """repo/blob_at of the diverging files (and URL-hostile vcs files) at ref
+    null, main, feature and every tag serves git's bytes, with the sha the
+    tree at that ref lists. A blob_at that serves nothing at all is FC-099's;
+    a tree id that is another ref's is FC-093's.
 
     Falsified by: blob-at-git-sha: repo/blob_at reports git's blob id while trees report sha256 ids.
     """
     require(adapter, fx, "log")
-    for ref in (MAIN, FEATURE):
-        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, ref) or () if url_hostile(p))]
+    probe = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None}
+    _, err = try_request(adapter, "repo/blob_at", probe)
+    need(err is None, f"repo/blob_at {show(probe)} answered an error ({err and err.message!r}): "
+         f"blob_at is not served at all", owner("declared capabilities served are"))
+    trees = {}
+    for ref in (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags"))):
+        at = ref or MAIN
+        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, at) or () if url_hostile(p))]
+        paths = [p for p in paths if p in (git_paths(fx, at) or ())]
         served = {}
         for path in paths:
-            what = f"repo/blob_at of {path} at {ref}"
-            blob = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
-                                                                "path": path, "ref": ref}),
-                              BlobAt, what, None).model
+            params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
+            what = f"repo/blob_at {show(params)}"
+            blob = read_reply(adapter.request("repo/blob_at", params), BlobAt, what, None).model
             got = b64_loose(blob.bytes_b64)
-            fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
+            fc_assert(got == git_show(fx, at, path), expected=f"{path} as git has it at {at}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
-                      why="blob_at serves the file as of that ref")
+                      why=f"{what} serves the file as of that ref")
             served[path] = blob.sha
-        listed = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
+        listed = trees[ref] = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
         for path in paths:
-            fc_assert(served[path] == listed[path],
-                      expected=f"{path}: sha {show(listed[path])} (the tree at {ref})",
+            if served[path] == listed[path]:
+                continue
+            borrowed = [r for r, ids in trees.items() if r != ref and ids.get(path) == listed[path]
+                        and git_show(fx, r or MAIN, path) != git_show(fx, at, path)]
+            need(not borrowed, f"the tree at {show(ref)} lists for {path} the id the tree at "
+                 f"{show(borrowed[0] if borrowed else None)} lists for other bytes",
+                 owner("ids across refs are"))
+            fc_assert(False, expected=f"{path}: sha {show(listed[path])} (the tree at {show(ref)})",
                       got=f"sha {show(served[path])}",
-                      why="blob_at's sha is the tree-at-ref entry's sha")
+                      why=f"repo/blob_at's sha at {show(ref)} is the tree-at-ref entry's sha")
 
 
 @case("FC-097")
 def test_blob_at_unknown(adapter, fx):
-    """repo/blob_at of an unknown path at main, and of a known path at an unknown
+    """repo/blob_at of an unknown path at main, ref null and feature, and of a known path at an unknown
     ref (a name and a 40-hex id), is an error of kind not_found.
 
     Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
     cannot resolve in a served repository.
     """
     require(adapter, fx, "log")
-    asks = [("no/such/file-fc097.txt", MAIN), (VCS_THREE_COMMITS, UNKNOWN_REF),
+    asks = [("no/such/file-fc097.txt", MAIN), ("no/such/file-fc097.txt", None),
+            ("no/such/file-fc097.txt", FEATURE), (VCS_THREE_COMMITS, UNKNOWN_REF),
             (VCS_THREE_COMMITS, unknown_commit_id(fx))]
     for path, ref in asks:
         what = f"repo/blob_at of {path} at {ref}"
@@ -337,19 +374,27 @@ def test_blame(adapter, fx):
 
 
 @case("FC-099")
-def test_capability_honesty(adapter, fx):
-    """refs/log/blame/commit, when present, are JSON booleans, and each one
-    declared true is served for vcs (refs, log, blame of a file and commit of
-    main's tip answer results; repo/commit's reply is the commit cases').
+def test_capability_honesty(adapter, spawn, fx):
+    """refs/log/blame/commit, when present, are JSON booleans (in the group
+    adapter's handshake and in one started without cache params), and each
+    one declared true is served for vcs (refs; log and its companion
+    blob_at; blame of a file; commit of main's tip and of an older commit
+    answer results; repo/commit's reply is the commit cases').
 
     Falsified by: commit-unimplemented: Declares commit true but answers repo/commit "unknown
     method".
     """
+    bare = spawn(init_params={"protocol": 1})
+    for when, init in (("", adapter.init_result), (" (started without cache params)",
+                                                   bare.init_result)):
+        raw = init.get("capabilities") if isinstance(init, dict) else None
+        raw = raw if isinstance(raw, dict) else {}
+        bad = {k: raw[k] for k in REVISION_CAPABILITIES
+               if k in raw and not isinstance(raw[k], bool)}
+        fc_assert(not bad, expected="true or false", got=show(bad) + when,
+                  why="capability values are JSON booleans")
     raw = adapter.init_result.get("capabilities")
     raw = raw if isinstance(raw, dict) else {}
-    bad = {k: raw[k] for k in REVISION_CAPABILITIES if k in raw and not isinstance(raw[k], bool)}
-    fc_assert(not bad, expected="true or false", got=show(bad),
-              why="capability values are JSON booleans")
     declared = [k for k in REVISION_CAPABILITIES if raw.get(k) is True]
     if not declared:
         return   # false or absent is never asked (the incapable gate proves it)
@@ -357,13 +402,14 @@ def test_capability_honesty(adapter, fx):
         skip(f"asks vcs for {', '.join(declared)}: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
     unserved, unjudged = [], []
     for capability in declared:
-        method, params = capability_probe(fx, capability)
-        result, err = try_request(adapter, method, params)
-        if err is not None:
-            unserved.append(f"{capability} true but {method} answered {err.message!r}")
-        elif capability in REPLY_OWNERS and not isinstance(result, dict):
-            unjudged.append(f"{method} answered {show(result, 40)}, not an object "
-                            f"({REPLY_OWNERS[capability]})")
+        for method, params in capability_probes(fx, capability):
+            result, err = try_request(adapter, method, params)
+            if err is not None:
+                unserved.append(f"{capability} true but {method} {show(params)} answered "
+                                f"{err.message!r}")
+            elif capability in REPLY_OWNERS and not isinstance(result, dict):
+                unjudged.append(f"{method} answered {show(result, 40)}, not an object "
+                                f"({REPLY_OWNERS[capability]})")
     fc_assert(not unserved, expected="a result for every declared capability",
               got=listing(unserved), why="a capability declared true must be implemented")
     need(not unjudged, "; ".join(unjudged))
@@ -374,13 +420,15 @@ REPLY_OWNERS = {"refs": owner("refs replies are"), "log": owner("log replies are
                 "blame": owner("blame replies are")}
 
 
-def capability_probe(fx, capability):
-    """The request that shows ``capability`` is served for vcs."""
+def capability_probes(fx, capability):
+    """The requests that show ``capability`` is served for vcs."""
     repo = fx.repo(VCS)
     if capability == "refs":
-        return "repo/refs", {"repo": repo}
+        return [("repo/refs", {"repo": repo})]
     if capability == "log":
-        return "repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}
+        return [("repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}),
+                ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": None})]
     if capability == "blame":
-        return "repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
-    return "repo/commit", {"repo": repo, "sha": git_text(fx, "rev-parse", MAIN).strip()}
+        return [("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None})]
+    return [("repo/commit", {"repo": repo, "sha": git_text(fx, "rev-parse", rev).strip()})
+            for rev in (MAIN, f"{MAIN}~2")]

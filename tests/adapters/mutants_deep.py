@@ -1135,27 +1135,6 @@ class RefsDefaultsFromSecondCall(Hooks):
         return msg
 
 
-@deep("tag-tree-worktree-bytes", "FC-091",
-      '§3.3: "MUST With a ref, the entries describe that revision"')
-class TagTreeWorktreeBytes(BlobIds):
-    """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
-
-    Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
-    feature only and compares paths elsewhere.
-    """
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref in BRANCH_REFS:
-            return sha
-        data = read_worktree(proxy, repo, path)
-        return sha if data is None else sha256_hex(data)
-
-    def _swap(self, proxy, req, holder, repo, path, ref, where):
-        sha = holder.get("sha")
-        if isinstance(sha, str) and sha:
-            holder["sha"] = self.fake(proxy, req, sha, repo, path, ref, where)   # real ids: no back map
-
-
 @deep("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
 class ShortHexUnknownRefDefault(Hooks):
     """repo/tree at an unresolvable short hex ref (7-12 digits) serves the default branch.
