@@ -53,13 +53,14 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
         fail("a restart after a kill must be cheap and idempotent",
              expected=f"the respawned adapter answers initialize within {DEADLINE_S:g} s",
              got=describe(exc))
-    serves_like(provider, adapter, fx, "respawned after a kill mid-request")
+    serves_like(provider, adapter, fx, "respawned after a kill mid-request",
+                [ALPHA, *([VCS] if fx.vcs_built else [])])   # the git-backed path too
 
 
 @case("FC-051")
-def test_same_answer_every_generation(spawn):
-    """With cache params, two respawns (each re-initialized with generation 1's
-    params) get the same initialize result as generation 1: the same known
+def test_same_answer_every_generation(spawn, fx):
+    """With cache params, two respawns after real work (a repo/tree each; each
+    re-initialized with generation 1's params) get the same initialize result as generation 1: the same known
     members (protocol, name, icon, the known capability keys), `cache` and
     unknown members aside.
 
@@ -67,8 +68,9 @@ def test_same_answer_every_generation(spawn):
     flips capabilities.orgs.
     """
     provider = spawn()
-    provider.respawn()
-    provider.respawn()
+    for _ in range(2):   # real work before each respawn (a cache written meanwhile)
+        try_request(provider, "repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+        provider.respawn()
     answers = [known_members(r) for r in provider.init_results]
     for generation, answer in enumerate(answers[1:], 2):
         fc_assert(answer == answers[0], expected=f"generation 1's answer {show(answers[0])}",
