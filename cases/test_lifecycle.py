@@ -196,7 +196,9 @@ def unknown_member_asks(adapter, fx):
     if fx.vcs_built:
         vcs = fx.repo(VCS)
         if caps.refs:
-            asks.append(("repo/refs", {"repo": vcs}, Refs, None, owner("refs replies are")))
+            asks.append(("repo/refs", {"repo": vcs}, Refs,   # default: true is FC-090's
+                         lambda r: sorted((x.name, x.sha) for x in (*r.branches, *r.tags)),
+                         owner("refs replies are")))
         if caps.log:
             asks += [("repo/log", {"repo": vcs, "path": None, "ref": None, "limit": 5}, Log,
                       None, owner("log replies are")),

@@ -703,3 +703,8 @@ class CommitUnimplemented(Refuse):
 
     def __init__(self):
         super().__init__(("repo/commit",))
+
+
+# The deep mutants promoted into the matrix register themselves here (their
+# classes stay beside the deep ones they share bases with).
+from tests.adapters import mutants_deep as _promoted  # noqa: E402,F401
