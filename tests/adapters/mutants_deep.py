@@ -845,7 +845,7 @@ class CancelOneshotError(Hooks):
 
 # ====================================================================== lifecycle
 
-@deep("stale-vcs-lock", "FC-050",
+@promoted("stale-vcs-lock", "FC-050",
       '§7.11: "MUST Startup is cheap and idempotent"; §7.1 "MUST Adapters tolerate being killed at '
       'any instant"')
 class StaleVcsLock(StreamPause):
@@ -1123,7 +1123,7 @@ class ScopedSearchOnePage(Hooks):
 
 # ====================================================================== revisions
 
-@deep("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
+@promoted("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
 class RefsDefaultsFromSecondCall(Hooks):
     """From the second repo/refs call of a process on, every branch is marked default.
 
