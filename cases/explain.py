@@ -99,16 +99,26 @@ def wire_evidence(provider, since: int, exc: BaseException) -> str:
     """What the wire adds to a failed call: violations, the adapter's exit."""
     from wire.errors import ProviderClosed, ProviderTimeout
     extra = violations(provider, since)
+    exited = adapter_exit(provider)
     if isinstance(exc, ProviderTimeout):
-        exited = provider.exit_description()
         if exited:
             extra += (f"; the adapter had {exited} (a process it left behind kept its "
                       f"output open)")
+        elif exc.method == "initialize":   # alive, or killed by the harness after the wait
+            extra += "; the adapter was still running: stdout not flushed after each line?"
     elif isinstance(exc, ProviderClosed) and not exc.detail:
-        exited = provider.exit_description()
         if exited:
             extra += f"; the adapter {exited}"
     return extra
+
+
+def adapter_exit(provider) -> str | None:
+    """How the adapter's process ended when the harness did not end it
+    (its own exit or crash), else None (still running, or killed by us)."""
+    child = getattr(provider, "child", None)
+    if child is not None and getattr(child, "stopped_by_host", False):
+        return None
+    return provider.exit_description()
 
 
 def describe(exc: BaseException) -> str:

@@ -74,3 +74,29 @@ def instant(text: Any) -> _dt.datetime | None:
 
 def epoch_instant(seconds: int | str) -> _dt.datetime:
     return _dt.datetime.fromtimestamp(int(seconds), _dt.timezone.utc)
+
+
+_ISO_BASIC = re.compile(
+    r"^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(\d{2})?(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2})(\d{2})?)?$")
+
+
+def basic_instant(text: Any) -> _dt.datetime | None:
+    """The instant an ISO-8601 *basic format* date-time names
+    (``20260302T093000Z``, ``20260302T103000+0100``), or None. RULINGS: the
+    basic format passes with a warning."""
+    if not isinstance(text, str):
+        return None
+    m = _ISO_BASIC.match(text.strip())
+    if not m:
+        return None
+    year, month, day, hour, minute = (int(m.group(i)) for i in range(1, 6))
+    second = int(m.group(6) or 0)
+    micro = int((m.group(7) or "0")[:6].ljust(6, "0"))
+    tz = _dt.timezone.utc
+    if m.group(9):
+        delta = _dt.timedelta(hours=int(m.group(10)), minutes=int(m.group(11) or 0))
+        tz = _dt.timezone(delta if m.group(9) == "+" else -delta)
+    try:
+        return _dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
+    except ValueError:
+        return None

@@ -1,5 +1,6 @@
 """The FC-052 network watch: a canary TCP listener on 127.0.0.1 and a psutil
-sampler of the inet sockets of the adapter tree being spawned."""
+sampler of the connections (inet sockets with a remote address) the adapter
+tree being spawned opens. (FC-052's proxy is cases.loopback_proxy.)"""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import threading
 from typing import Any
 
 import psutil
-
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 
 
 class Canary:
@@ -38,11 +37,9 @@ class Canary:
         self._thread.start()
 
     def env(self) -> dict[str, str]:
-        """The variables that advertise the canary to an adapter."""
-        env = {"FORGE_CANARY_URL": self.url}
-        for name in PROXY_VARIABLES:
-            env[name] = env[name.lower()] = self.url
-        return env
+        """The variable that advertises the canary to an adapter (the proxy
+        variables name FC-052's gated proxy, which keeps working afterwards)."""
+        return {"FORGE_CANARY_URL": self.url}
 
     def _serve(self) -> None:
         while True:
@@ -115,7 +112,9 @@ def _socket_key(conn: Any) -> tuple:
 
 
 class SocketSampler:
-    """Samples, in a thread, the inet sockets of every process that descends from
+    """Samples, in a thread, the connections (inet sockets with a remote
+    address: a listening socket, e.g. a loopback test double's, is not
+    network I/O; RULINGS "Process behaviour") of every process that descends from
     this one and did not exist when the sampler started (the adapter tree being
     spawned). Use as a context manager around the spawn and its initialize.
 
@@ -147,10 +146,10 @@ class SocketSampler:
             except psutil.Error:
                 continue
             for c in conns:
-                if _socket_key(c) in self._inherited:
+                if not c.raddr or _socket_key(c) in self._inherited:
                     continue
-                raddr = f"{c.raddr.ip}:{c.raddr.port}" if c.raddr else "-"
-                text = f"pid {proc.pid} ({name}) {c.laddr.ip}:{c.laddr.port} -> {raddr} {c.status}"
+                text = (f"pid {proc.pid} ({name}) {c.laddr.ip}:{c.laddr.port} -> "
+                        f"{c.raddr.ip}:{c.raddr.port} {c.status}")
                 if text not in self.seen:
                     self.seen.append(text)
         self.samples += 1

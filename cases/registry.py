@@ -84,6 +84,8 @@ OWNERS: dict[str, str] = {
     "commit files are": "FC-103",
     "org/repos entries are": "FC-111",
     "org/repos object members are": "FC-112",
+    "ids across refs are": "FC-093",
+    "declared capabilities served are": "FC-099",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

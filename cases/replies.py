@@ -114,21 +114,23 @@ def blob_bytes(adapter, fx, name: str, sha: str) -> bytes | None:
     return b64_loose(blob.bytes_b64)
 
 
-def serves_like(provider, adapter, fx, when: str) -> None:
+def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,)) -> None:
     """``provider`` (a process started another way: without cache params, in a
-    minimal environment, after a kill) serves repo/tree of alpha: it lists
-    every path on disk that the group ``adapter`` lists. When the group
-    adapter lists none, nothing can be compared (coverage is FC-020's)."""
-    disk = set(fx.walk(ALPHA))
-    usual = set(by_path(tree(adapter, fx, ALPHA).model)) & disk
-    need(usual, f"{tree_what(fx, ALPHA)} listed none of the {len(disk)} paths on disk",
-         owner("coverage is"))
-    result = provider.request("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
-    listed = read(result, Tree).model
-    missing = usual - (set(by_path(listed)) if listed is not None else set())
-    fc_assert(not missing, expected=f"the {len(usual)} paths the group adapter lists",
-              got=f"missing {listing(missing)}" if listed is not None else show(result, 60),
-              why=f"{when}, the adapter must serve {tree_what(fx, ALPHA)} as usual")
+    minimal environment, after a kill) serves repo/tree of each repository of
+    ``names`` (alpha by default): it lists every path on disk that the group
+    ``adapter`` lists. When the group adapter lists none, nothing can be
+    compared (coverage is FC-020's)."""
+    for name in names:
+        disk = set(fx.walk(name))
+        usual = set(by_path(tree(adapter, fx, name).model)) & disk
+        need(usual, f"{tree_what(fx, name)} listed none of the {len(disk)} paths on disk",
+             owner("coverage is"))
+        result = provider.request("repo/tree", {"repo": fx.repo(name), "ref": None})
+        listed = read(result, Tree).model
+        missing = usual - (set(by_path(listed)) if listed is not None else set())
+        fc_assert(not missing, expected=f"the {len(usual)} paths the group adapter lists",
+                  got=f"missing {listing(missing)}" if listed is not None else show(result, 60),
+                  why=f"{when}, the adapter must serve {tree_what(fx, name)} as usual")
 
 
 # ---------------------------------------------------------------- errors

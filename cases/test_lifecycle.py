@@ -11,14 +11,17 @@ from pathlib import Path
 
 from cases.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
 from cases.explain import describe
+from cases.loopback_proxy import GatedProxy
 from cases.netwatch import Canary, SocketSampler
 from cases.replies import (folded, listed_ids, path_types, reply_like, serves_like, tree,
                            tree_what, try_request, wait_first_partial_or_end)
+from cases.gitfacts import git_text
 from cases.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
-                             VCS_THREE_COMMITS, WIDE)
+                             VCS_DEFAULT_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
-from wire.messages import KNOWN_CAPABILITIES, SearchResult, Tree, read
+from wire.messages import (KNOWN_CAPABILITIES, Blame, Blob, BlobAt, CloneUrl, Commit, Log, OrgRepos,
+                           OrgUrl, Refs, SearchRepos, SearchResult, Tree, WebUrl, read)
 
 FUTURE = {"x_forge_future": {"a": [1]}}     # an unknown params member
 ENVELOPE = {"x_forge_trace": {"span": 1}}   # an unknown top-level member
@@ -52,13 +55,14 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
         fail("a restart after a kill must be cheap and idempotent",
              expected=f"the respawned adapter answers initialize within {DEADLINE_S:g} s",
              got=describe(exc))
-    serves_like(provider, adapter, fx, "respawned after a kill mid-request")
+    serves_like(provider, adapter, fx, "respawned after a kill mid-request",
+                [ALPHA, *([VCS] if fx.vcs_built else [])])   # the git-backed path too
 
 
 @case("FC-051")
-def test_same_answer_every_generation(spawn):
-    """With cache params, two respawns (each re-initialized with generation 1's
-    params) get the same initialize result as generation 1: the same known
+def test_same_answer_every_generation(spawn, fx):
+    """With cache params, two respawns after real work (a repo/tree each; each
+    re-initialized with generation 1's params) get the same initialize result as generation 1: the same known
     members (protocol, name, icon, the known capability keys), `cache` and
     unknown members aside.
 
@@ -66,8 +70,9 @@ def test_same_answer_every_generation(spawn):
     flips capabilities.orgs.
     """
     provider = spawn()
-    provider.respawn()
-    provider.respawn()
+    for _ in range(2):   # real work before each respawn (a cache written meanwhile)
+        try_request(provider, "repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
+        provider.respawn()
     answers = [known_members(r) for r in provider.init_results]
     for generation, answer in enumerate(answers[1:], 2):
         fc_assert(answer == answers[0], expected=f"generation 1's answer {show(answers[0])}",
@@ -90,83 +95,139 @@ def known_members(result):
 
 @case("FC-052")
 def test_no_network_during_initialize(adapter, spawn, fx):
-    """With a canary advertised through the proxy variables and
-    FORGE_CANARY_URL, in a minimal environment without credentials, initialize
-    opens no inet socket and reaches no canary; then repo/tree of alpha is
+    """With FORGE_CANARY_URL pointing at a canary and the proxy variables at a
+    gated loopback proxy, in the usual environment without credentials, no
+    connection is opened by the adapter's process tree while it starts and
+    answers initialize (canary, proxy, backend or a test double: sockets with
+    a remote address; listening sockets are not network I/O), on the first
+    start and on a respawn; then, the proxy relaying, repo/tree of alpha is
     served as by the group adapter.
 
     Falsified by: canary-get: initialize makes an HTTP GET to FORGE_CANARY_URL before answering.
     """
-    with Canary() as canary:
-        provider = spawn(minimal_env=True, env=canary.env(), start=False)
+    with Canary() as canary, GatedProxy() as proxy:
+        provider = spawn(env={**proxy.env(), **canary.env()}, start=False)
         with SocketSampler() as sampler:
             provider.start()
-        seen = sampler.seen + [str(s) for s in provider.child.inet_sockets()]
+            proxy.open_gate()   # initialize has returned: relay from now on
+            seen = sampler.seen + [str(s) for s in provider.child.inet_sockets() if s.raddr]
+        judge_quiet(canary, proxy.early(), seen, "initialize")
+        # a respawned generation answers initialize under the same rule (§2.1)
         reached = canary.connections()
-    fc_assert(reached == 0, expected="no connection to the canary during initialize",
+        with SocketSampler() as sampler:
+            provider.respawn()
+            seen = sampler.seen + [str(s) for s in provider.child.inet_sockets() if s.raddr]
+        judge_quiet(canary, [], seen, "a respawned generation's initialize", before=reached)
+        serves_like(provider, adapter, fx, "started without credentials")
+
+
+def judge_quiet(canary, early, seen, when, before=0):
+    """No canary connection since ``before``, nothing at the closed proxy
+    gate, no socket with a remote address in the adapter's tree."""
+    reached = canary.connections() - before
+    fc_assert(reached == 0, expected=f"no connection to FORGE_CANARY_URL during {when}",
               got=f"{reached} connection(s) from {listing(canary.peers()) or 'a queued client'}",
               why="initialize must not touch the network (credentials are lazy)")
-    fc_assert(not seen, expected="no inet socket in the adapter's process tree",
-              got=listing(seen, 3), why="initialize must not touch the network")
-    serves_like(provider, adapter, fx, "started in a minimal environment")
+    fc_assert(not early, expected=f"no connection to the HTTP(S)_PROXY proxy during {when}",
+              got=f"{len(early)} connection(s) from {listing(early, 3)}",
+              why="initialize must not touch the network (credentials are lazy)")
+    fc_assert(not seen, expected=f"no connection opened by the adapter's process tree during "
+              f"{when}", got=listing(seen, 3), why="initialize must not touch the network")
 
 
 @case("FC-053")
-def test_unknown_request_members_ignored(adapter, fx):
-    """Requests carrying unknown params members (and an unknown top-level member)
-    answer as without them: tree, blob, search, web_url (with the host's is_file).
-    Only an answer without them that is a result worth comparing (an object;
-    a tree that lists paths, a search with hits) is compared.
+def test_unknown_request_members_ignored(adapter, spawn, fx):
+    """Requests carrying an unknown params member answer as without it, on
+    every method the adapter serves (initialize, search/repos, org/*, repo/*,
+    one-shot and streamed search/code; web_url with the host's is_file), and
+    an unknown top-level member changes nothing either. Only the members each
+    reply is about are compared (read through the models: unknown reply
+    members never count), and only when the answer without them is a result
+    worth comparing.
 
     Falsified by: unknown-params-error: Requests with members the adapter does not know (params or
     envelope) answer an error.
     """
-    repo = fx.repo(ALPHA)
-    sha = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH}, every=True)[TERM_LINE_PATH]
-    # (method, params, view, owner of the reply, what an empty view means and whose that is)
-    asks = [("repo/tree", {"repo": repo, "ref": None},   # ids across calls: FC-010
-             lambda result: path_types(read(result, Tree).model), owner("tree replies are"),
-             (f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))),
-            ("repo/blob", {"repo": repo, "sha": sha}, None, owner("blob replies are"), None),
-            ("repo/web_url", {"repo": repo, "path": TERM_LINE_PATH, "branch": "", "line": 1,
-                              "end_line": None, "is_file": True}, None, None, None)]
-    if adapter.caps.code_search:
-        asks.append(("search/code", {"q": TERM_LINE, "limit": 500},
-                     lambda result: folded(read(result, SearchResult).model.items),
-                     owner("one-shot search replies are"),
-                     (f"search/code {TERM_LINE!r} returned no hit although the fixture matches "
-                      f"it", owner("search recall is"))))
     unjudged = []
-    for method, params, view, whose, empty in asks:
-        want = answer(adapter, method, params, view)
-        why_not = nothing_to_compare(method, want, whose, empty)
+    for method, params, model, view, whose in unknown_member_asks(adapter, fx):
+        want = answer(adapter, method, params, model, view)
+        why_not = nothing_to_compare(method, want, whose, None)
         if why_not:
             unjudged.append(why_not)
             continue
-        got = answer(adapter, method, {**params, **FUTURE}, view)
-        fc_assert(got == want, expected=told(want), got=told(got),
-                  why=f"an unknown params member must not change the answer to {method}")
-    # an unknown top-level member (the request's id is the session counter's, as always)
-    want = answer(adapter, "repo/clone_url", {"repo": repo})
-    why_not = nothing_to_compare("repo/clone_url", want, None, None)
-    if why_not:
-        unjudged.append(why_not)
-    else:
-        got = answer(adapter, "repo/clone_url", {"repo": repo}, envelope=ENVELOPE)
-        fc_assert(got == want, expected=told(want), got=told(got),
-                  why="an unknown envelope member must not change the answer")
+        for extra, envelope, what in ((FUTURE, None, "an unknown params member"),
+                                      ({}, ENVELOPE, "an unknown envelope member")):
+            got = answer(adapter, method, {**params, **extra}, model, view, envelope=envelope)
+            fc_assert(got == want, expected=told(want), got=told(got),
+                      why=f"{what} must not change the answer to {method} {show(params, 80)}")
+    # initialize: a process started with an unknown param answers as the group adapter
+    bare = spawn(start=False)
+    bare.init_params.update(FUTURE)
+    try:
+        bare.start()
+        got = ("result", known_members(bare.init_result))
+    except ProviderError as exc:
+        got = ("error", describe(exc))
+    want = ("result", known_members(adapter.init_result))
+    fc_assert(got == want, expected=told(want), got=told(got),
+              why="an unknown params member must not change the answer to initialize")
     need(not unjudged, "; ".join(unjudged))
 
 
-def answer(adapter, method, params, view=None, envelope=None):
-    """("result", the result seen through ``view``), ("error", its data.kind), or
-    ("not an object", the result) when the result is not a JSON object."""
+def unknown_member_asks(adapter, fx):
+    """(method, params, model, view, owner of the reply) for every method the
+    adapter serves; ``view`` picks the members compared (None: the model)."""
+    repo, caps = fx.repo(ALPHA), adapter.caps
+    sha = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH}, every=True)[TERM_LINE_PATH]
+    asks = [("repo/tree", {"repo": repo, "ref": None}, Tree, path_types,   # ids: FC-010
+             owner("tree replies are")),
+            ("repo/blob", {"repo": repo, "sha": sha}, Blob, None, owner("blob replies are")),
+            ("repo/web_url", {"repo": repo, "path": TERM_LINE_PATH, "branch": "", "line": 1,
+                              "end_line": None, "is_file": True}, WebUrl, None, None),
+            ("repo/clone_url", {"repo": repo}, CloneUrl, None, None),
+            ("search/repos", {"query": ALPHA}, SearchRepos, None, None)]
+    if caps.orgs:
+        asks += [("org/repos", {"org": fx.org}, OrgRepos, None, None),
+                 ("org/url", {"org": fx.org}, OrgUrl, None, None)]
+    if caps.code_search:
+        hits = lambda r: folded(r.items)   # noqa: E731 (hits by file identity, like the host)
+        asks += [("search/code", {"q": TERM_LINE, "limit": 500}, SearchResult, hits,
+                  owner("one-shot search replies are")),
+                 ("search/code", {"q": TERM_LINE, "limit": 500, "partial": True}, SearchResult,
+                  lambda r: r.truncated, owner("streamed replies are"))]
+    if fx.vcs_built:
+        vcs = fx.repo(VCS)
+        if caps.refs:
+            asks.append(("repo/refs", {"repo": vcs}, Refs,   # default: true is FC-090's
+                         lambda r: sorted((x.name, x.sha) for x in (*r.branches, *r.tags)),
+                         owner("refs replies are")))
+        if caps.log:
+            asks += [("repo/log", {"repo": vcs, "path": None, "ref": None, "limit": 5}, Log,
+                      None, owner("log replies are")),
+                     ("repo/blob_at", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": None},
+                      BlobAt, None, None)]
+        if caps.blame:
+            asks.append(("repo/blame", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": None},
+                         Blame, None, owner("blame replies are")))
+        if caps.commit:
+            tip = git_text(fx, "rev-parse", VCS_DEFAULT_BRANCH).strip()
+            asks.append(("repo/commit", {"repo": vcs, "sha": tip}, Commit,
+                         lambda c: (c.sha, c.parents, tuple(f.path for f in c.files)), None))
+    return asks
+
+
+def answer(adapter, method, params, model=None, view=None, envelope=None):
+    """("result", the result read as ``model`` seen through ``view``), ("error",
+    its data.kind), or ("not an object", the result) when it is not an object."""
     result, err = try_request(adapter, method, params, envelope=envelope)
     if err is not None:
         return "error", err.raw_kind
     if not isinstance(result, dict):
         return "not an object", result
-    return "result", view(result) if view is not None else result
+    if model is None:
+        return "result", result
+    seen = read(result, model).model
+    return "result", view(seen) if view is not None else seen
 
 
 def nothing_to_compare(method, want, reply_owner, empty):

@@ -9,13 +9,15 @@ themselves.
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import url_hostile
-from cases.formats import b64_loose, instant
+from cases.commit_ids import git_commit_of, resolve
+from cases.formats import b64_loose, basic_instant, instant
 from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
                             git_show, git_text, unknown_commit_id)
 from cases.replies import (blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
-                           read_reply, tree, try_request)
+                           read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH,
+                             VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log, Refs, read, structure
@@ -54,66 +56,89 @@ def assert_paths_at(listed, fx, ref):
 
 @case("FC-090")
 def test_refs_shape(adapter, fx):
-    """repo/refs lists branches and tags with name and sha, at most one branch
-    marked default (main, if any), and every branch and tag git has.
+    """repo/refs (asked twice: every reply is judged) lists branches and tags
+    with name and sha, at most one branch marked default (main, if any), and
+    every branch and tag git has.
 
     Falsified by: two-defaults: repo/refs marks every branch default.
     """
     require(adapter, fx, "refs")
-    refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
-    defaults = [b.name for b in refs.branches if b.default]
-    fc_assert(len(defaults) <= 1, expected="at most one default branch",
-              got=f"default: true on {listing(defaults)}", why="one branch is the default")
-    for what, kind, listed in (("branches", "heads", refs.branches), ("tags", "tags", refs.tags)):
-        want, got = set(git_refs(fx, kind)), {r.name for r in listed}
-        fc_assert(want <= got, expected=f"{what} {listing(want)}",
-                  got=f"missing {listing(want - got)}",
-                  why="repo/refs lists what the repository has")
+    for call in ("first", "second"):
+        refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
+        defaults = [b.name for b in refs.branches if b.default]
+        fc_assert(len(defaults) <= 1, expected="at most one default branch",
+                  got=f"default: true on {listing(defaults)} (the {call} repo/refs)",
+                  why="one branch is the default")
+        for what, kind, listed in (("branches", "heads", refs.branches),
+                                   ("tags", "tags", refs.tags)):
+            want, got = set(git_refs(fx, kind)), {r.name for r in listed}
+            fc_assert(want <= got, expected=f"{what} {listing(want)}",
+                      got=f"missing {listing(want - got)} (the {call} repo/refs)",
+                      why="repo/refs lists what the repository has")
     if defaults and defaults[0] != MAIN:
         warn(f"the branch marked default is {defaults[0]!r}; git's default branch is {MAIN!r}")
 
 
+def changed_at(fx, ref):
+    """The files whose bytes at ``ref`` differ from main's (the diverging
+    files at main itself): where a tree at ``ref`` shows which revision it serves."""
+    if ref == MAIN:
+        return list(DIVERGING)
+    out = git_text(fx, "diff", "--name-only", "--no-renames", "-z", MAIN, ref)
+    at, main = git_paths(fx, ref) or set(), git_paths(fx, MAIN) or set()
+    return sorted(p for p in out.split("\0") if p in at   # a mode change keeps the bytes
+                  and (p not in main or git_show(fx, MAIN, p) != git_show(fx, ref, p)))
+
+
 @case("FC-091")
 def test_tree_at_ref(adapter, fx):
-    """repo/tree at main and at feature serves that revision (git's paths, the
-    diverging files' bytes through their listed ids) and echoes the ref as
-    `branch`; every ref name and sha repo/refs lists serves its commit's paths.
+    """repo/tree at main, at feature and at every ref name and sha repo/refs
+    lists serves that revision: git's paths, and the bytes (through the listed
+    ids, fetched right after their tree) of every file that differs from main.
+    `branch` is a string when sent; not echoing the ref asked warns (a SHOULD).
 
-    Falsified by: branch-always-main: repo/tree always answers branch "main", whatever ref was
-    asked.
+    Falsified by: tag-tree-worktree-bytes: Trees at refs other than main/feature list the
+    checked-out files' ids (so their bytes) where the path exists.
     """
     require(adapter, fx, "refs")
-    for ref in (MAIN, FEATURE):
+    listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
+    for ref in dict.fromkeys([MAIN, FEATURE, *listed]):
         reading = tree(adapter, fx, VCS, ref, own=True)
         bad = reading.at("branch")
         fc_assert(not bad, expected="branch a string", got=listing(m for _, m in bad),
-                  why="branch echoes the requested ref")
+                  why=f"{tree_what(fx, VCS, ref)}: branch has its type")
         result = reading.model
+        if git_paths(fx, ref) is None:
+            continue   # a spelling git does not know: round trips are judged elsewhere
         assert_paths_at(result, fx, ref)
-        ids = blob_ids(result, set(DIVERGING))
-        for path in DIVERGING:   # fetched right after their own tree: ids are opaque
+        paths = changed_at(fx, ref)
+        ids = blob_ids(result, set(paths))
+        for path in paths:   # fetched right after their own tree: ids are opaque
             got = blob_bytes(adapter, fx, VCS, ids.get(path, ""))
             fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
-                      why="the ids listed at a ref serve that ref's bytes")
-        fc_assert(result.branch == ref, expected=f"branch {ref!r}",
-                  got=f"branch {show(result.branch)}",
-                  why="branch echoes the requested ref")
-    listed = refs_listed(adapter.request("repo/refs", {"repo": fx.repo(VCS)}))
-    for ref in (r for r in listed if r not in (MAIN, FEATURE)):
-        assert_paths_at(tree(adapter, fx, VCS, ref, own=True).model, fx, ref)
+                      why=f"{tree_what(fx, VCS, ref)}: the ids listed serve that ref's bytes")
+        if ref in (MAIN, FEATURE) and result.branch != ref:
+            warn(f"{tree_what(fx, VCS, ref)} answered branch {show(result.branch)}; the ref "
+                 f"asked ({ref!r}) is what the host displays (SHOULD echo)")
+
+
+def unknown_short_id(fx):
+    """An abbreviated-looking (12-hex) id git resolves to nothing."""
+    full = unknown_commit_id(fx)
+    return next(full[i:i + 12] for i in range(0, 28) if git_commit_of(fx, full[i:i + 12]) is None)
 
 
 @case("FC-092")
 def test_tree_at_unknown_ref(adapter, fx):
-    """repo/tree at an unknown ref name, and at a 40-hex id that exists nowhere,
-    is an error of kind not_found (an adapter that never answers fails at the deadline).
+    """repo/tree at an unknown ref name, and at a 40-hex and a 12-hex id that
+    exist nowhere, is an error of kind not_found (an adapter that never answers fails at the deadline).
 
     Falsified by: unknown-ref-default: repo/tree at a ref the adapter cannot resolve serves the
     default branch instead.
     """
     require(adapter, fx, "refs")
-    for ref in (UNKNOWN_REF, unknown_commit_id(fx)):
+    for ref in (UNKNOWN_REF, unknown_commit_id(fx), unknown_short_id(fx)):
         what = f"repo/tree at the unknown ref {ref}"
         err = expect_error(adapter, "repo/tree", {"repo": fx.repo(VCS), "ref": ref}, what=what)
         judge_kind(err, "not_found", what=what)
@@ -121,116 +146,186 @@ def test_tree_at_unknown_ref(adapter, fx):
 
 @case("FC-093")
 def test_ids_across_refs(adapter, fx):
-    """Files whose bytes differ between main and feature (both ways the branches
-    diverge) have different ids; identical bytes sharing one id is advisory.
+    """Files whose bytes differ between main and another ref (feature: both
+    ways the branches diverge; every tag) have different ids at each; the
+    listed ids must serve their ref's bytes (else the tree is FC-091's);
+    identical bytes sharing one id is advisory.
 
     Falsified by: ref-ids-from-worktree: Blob ids at a ref are the checked-out (default branch)
     file's ids; blobs resolve by the last tree listed.
     """
     require(adapter, fx, "refs")
-    paths = {*DIVERGING, VCS_SAME_BOTH}
-    main = listed_ids(adapter, fx, VCS, paths, ref=MAIN, every=True)
-    feature = listed_ids(adapter, fx, VCS, paths, ref=FEATURE, every=True)
-    for path in DIVERGING:
-        fc_assert(main[path] != feature[path],
-                  expected=f"different ids for {path} at {MAIN} and {FEATURE}",
-                  got=f"{show(main[path])} at both",
-                  why="an id must change when the content changes")
-    if main[VCS_SAME_BOTH] != feature[VCS_SAME_BOTH]:
-        warn(f"commit-keyed: {VCS_SAME_BOTH} has identical bytes on {MAIN} and {FEATURE} but "
-             f"different ids (allowed; one shared id would save the host a fetch)")
+    at_main = git_paths(fx, MAIN) or set()
+    others = {ref: [p for p in changed_at(fx, ref) if p in at_main]
+              for ref in (FEATURE, *sorted(git_refs(fx, "tags")))}
+    main = listed_ids(adapter, fx, VCS, {VCS_SAME_BOTH, *DIVERGING, *(p for ps in others.values()
+                                                                         for p in ps)},
+                      ref=MAIN, every=True)
+    for ref, paths in others.items():
+        ids = listed_ids(adapter, fx, VCS, {*paths, VCS_SAME_BOTH}, ref=ref, every=True)
+        for path in paths:   # fetched right after their own tree: ids are opaque
+            need(blob_bytes(adapter, fx, VCS, ids[path]) == git_show(fx, ref, path),
+                 f"the id {tree_what(fx, VCS, ref)} lists for {path} does not serve its bytes "
+                 f"at {ref}", owner("trees at a ref are"))
+            fc_assert(main[path] != ids[path],
+                      expected=f"different ids for {path} at {MAIN} and {ref}",
+                      got=f"{show(main[path])} at both",
+                      why="an id must change when the content changes")
+        if ref == FEATURE and main[VCS_SAME_BOTH] != ids[VCS_SAME_BOTH]:
+            warn(f"commit-keyed: {VCS_SAME_BOTH} has identical bytes on {MAIN} and {FEATURE} but "
+                 f"different ids (allowed; one shared id would save the host a fetch)")
+
+
+def log_instant(date, what):
+    """The instant a log/blame date names: ISO-8601 extended format, or the
+    basic format with a warning (RULINGS: the host shows dates verbatim)."""
+    when = instant(date)
+    if when is None:
+        when = basic_instant(date)
+        if when is not None:
+            warn(f"{what}: date {date!r} is ISO-8601 basic format (the host shows it verbatim; "
+                 f"the extended format reads better)")
+    return when
+
+
+class Commits:
+    """The adapter's commit ids resolved to git's commits, remembered for the
+    case (cases.commit_ids: abbreviated or backend spellings pass)."""
+
+    def __init__(self, adapter, fx):
+        self.adapter, self.fx, self.seen = adapter, fx, {}
+
+    def __call__(self, sha):
+        if sha not in self.seen:
+            self.seen[sha] = resolve(self.adapter, self.fx, sha)
+        return self.seen[sha]
+
+
+# The logs FC-094 reads: a path's (ref null, and at refs), and the unfiltered one.
+LOG_REFS = (None, FEATURE, VCS_ANNOTATED_TAG)
 
 
 @case("FC-094")
 def test_log(adapter, fx):
-    """repo/log of a path (ref null) lists git's commits for it newest first,
-    with ISO-8601 dates at git's author-date instants and git's subjects and
-    authors; the unfiltered log is longer.
+    """repo/log, with and without a path, at ref null, feature and a tag, lists
+    git's commits for it newest first (commit ids judged by the commit they
+    resolve to), with ISO-8601 dates at git's author-date instants (the
+    author is the backend's string); the path filter narrows the log. A
+    subject other than git's warns.
 
     Falsified by: log-oldest-first: repo/log lists commits oldest first.
     """
     require(adapter, fx, "log")
-    params = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None, "limit": None}
-    items = structure(adapter.request("repo/log", params), Log).items
-    want = git_log(fx, MAIN, VCS_THREE_COMMITS)
-    fc_assert([i.sha for i in items] == [c.sha for c in want],
-              expected=f"git log -- {VCS_THREE_COMMITS}, newest first: "
-              f"{', '.join(c.sha[:12] for c in want)}",
-              got=", ".join(i.sha[:12] for i in items),
-              why="the log lists that path's commits newest first")
-    for item, commit in zip(items, want):
-        when = instant(item.date)
-        fc_assert(when is not None, expected="an ISO-8601 date", got=f"date {item.date!r}",
-                  why="log dates are ISO-8601")
-        fc_assert(when == commit.date, expected=f"{commit.date.isoformat()} for {commit.sha[:12]}",
-                  got=f"date {item.date!r}", why="the date is the commit's author date")
-        fc_assert(item.subject == commit.subject
-                  and author_matches(item.author, commit.author, commit.email),
-                  expected=f"{commit.subject!r} by {commit.author!r}",
-                  got=f"{item.subject!r} by {item.author!r}", why="subject and author are git's")
-    unfiltered = structure(adapter.request("repo/log", {**params, "path": None}), Log).items
-    fc_assert(len(unfiltered) > len(items), expected=f"more than {len(items)} commits",
-              got=f"{len(unfiltered)} without a path", why="the path filter narrows the log")
+    commits = Commits(adapter, fx)
+    for ref in LOG_REFS:
+        lengths = {}
+        for path in (VCS_THREE_COMMITS, None):
+            params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
+            what = f"repo/log {show(params)}"
+            items = structure(adapter.request("repo/log", params), Log).items
+            want = git_log(fx, ref or MAIN, path)
+            got = [commits(i.sha) for i in items]
+            fc_assert(items and got == [c.sha for c in want][:len(items)],
+                      expected=f"git log {ref or MAIN}" + (f" -- {path}" if path else "")
+                      + f", newest first: {', '.join(c.sha[:12] for c in want[:8])}",
+                      got=", ".join(f"{i.sha[:12]} ({(g or 'no commit')[:12]})"
+                                    for i, g in zip(items[:8], got)),
+                      why=f"{what} lists the commits of that history, newest first")
+            for item, commit in zip(items, want):
+                when = log_instant(item.date, what)
+                fc_assert(when is not None, expected="an ISO-8601 date",
+                          got=f"date {item.date!r} of {item.sha[:12]}",
+                          why=f"{what}: log dates are ISO-8601")
+                fc_assert(when == commit.date,
+                          expected=f"{commit.date.isoformat()} for {commit.sha[:12]}",
+                          got=f"date {item.date!r}", why=f"{what}: the date is the author date")
+                if item.subject != commit.subject:   # the author string is the backend's
+                    warn(f"{what}: {item.sha[:12]}'s subject is {item.subject!r}; git says "
+                         f"{commit.subject!r}")
+            lengths[path] = len(items)
+        fc_assert(lengths[None] > lengths[VCS_THREE_COMMITS],
+                  expected=f"more than {lengths[VCS_THREE_COMMITS]} commits",
+                  got=f"{lengths[None]} without a path (ref {show(ref)})",
+                  why="the path filter narrows the log")
 
 
 @case("FC-095")
 def test_log_limit(adapter, fx):
-    """repo/log with limit 2 of a path touched by three commits answers exactly
-    2 items and truncated true.
+    """repo/log with limit 2, with and without a path, at ref null and at refs,
+    where git has more than 2 commits, answers exactly 2 items and truncated true.
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
-    reading = read_reply(adapter.request("repo/log", {"repo": fx.repo(VCS), "ref": None,
-                                                      "path": VCS_THREE_COMMITS, "limit": 2}),
-                         Log, "repo/log with limit 2", None)
-    count = len(reading.model.items)
-    truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
-    fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
-              expected="2 items and truncated true (3 commits exist)",
-              got=f"{count} items, truncated {truncated}",
-              why="log honours limit and says when more exists")
+    for ref in (None, MAIN, FEATURE):
+        for path in (VCS_THREE_COMMITS, None):
+            if len(git_log(fx, ref or MAIN, path)) <= 2:
+                continue   # nothing more exists: no truncation to claim
+            params = {"repo": fx.repo(VCS), "ref": ref, "path": path, "limit": 2}
+            reading = read_reply(adapter.request("repo/log", params), Log,
+                                 f"repo/log {show(params)}", None)
+            count = len(reading.model.items)
+            truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
+            fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
+                      expected="2 items and truncated true (more commits exist)",
+                      got=f"{count} items, truncated {truncated}",
+                      why=f"repo/log {show(params)} honours limit and says when more exists")
 
 
 @case("FC-096")
 def test_blob_at(adapter, fx):
-    """repo/blob_at of the diverging files (and URL-hostile vcs files) at main
-    and feature serves git's bytes, with the sha the tree at that ref lists.
+    """repo/blob_at of the diverging files (and URL-hostile vcs files) at
+    main, feature and every tag serves git's bytes, with the sha the tree at
+    that ref lists (ref null is FC-133's). A blob_at that serves nothing at
+    all is FC-099's; a tree id that is another ref's is FC-093's.
 
     Falsified by: blob-at-git-sha: repo/blob_at reports git's blob id while trees report sha256 ids.
     """
     require(adapter, fx, "log")
-    for ref in (MAIN, FEATURE):
-        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, ref) or () if url_hostile(p))]
+    probe = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": MAIN}
+    _, err = try_request(adapter, "repo/blob_at", probe)
+    need(err is None, f"repo/blob_at {show(probe)} answered an error ({err and err.message!r}): "
+         f"blob_at is not served at all", owner("declared capabilities served are"))
+    trees = {}
+    for ref in (MAIN, FEATURE, *sorted(git_refs(fx, "tags"))):
+        at = ref
+        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, at) or () if url_hostile(p))]
+        paths = [p for p in paths if p in (git_paths(fx, at) or ())]
         served = {}
         for path in paths:
-            what = f"repo/blob_at of {path} at {ref}"
-            blob = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
-                                                                "path": path, "ref": ref}),
-                              BlobAt, what, None).model
+            params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
+            what = f"repo/blob_at {show(params)}"
+            blob = read_reply(adapter.request("repo/blob_at", params), BlobAt, what, None).model
             got = b64_loose(blob.bytes_b64)
-            fc_assert(got == git_show(fx, ref, path), expected=f"{path} as git has it at {ref}",
+            fc_assert(got == git_show(fx, at, path), expected=f"{path} as git has it at {at}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
-                      why="blob_at serves the file as of that ref")
+                      why=f"{what} serves the file as of that ref")
             served[path] = blob.sha
-        listed = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
+        listed = trees[ref] = listed_ids(adapter, fx, VCS, paths, ref=ref, every=True)
         for path in paths:
-            fc_assert(served[path] == listed[path],
-                      expected=f"{path}: sha {show(listed[path])} (the tree at {ref})",
+            if served[path] == listed[path]:
+                continue
+            borrowed = [r for r, ids in trees.items() if r != ref and ids.get(path) == listed[path]
+                        and git_show(fx, r or MAIN, path) != git_show(fx, at, path)]
+            need(not borrowed, f"the tree at {show(ref)} lists for {path} the id the tree at "
+                 f"{show(borrowed[0] if borrowed else None)} lists for other bytes",
+                 owner("ids across refs are"))
+            fc_assert(False, expected=f"{path}: sha {show(listed[path])} (the tree at {show(ref)})",
                       got=f"sha {show(served[path])}",
-                      why="blob_at's sha is the tree-at-ref entry's sha")
+                      why=f"repo/blob_at's sha at {show(ref)} is the tree-at-ref entry's sha")
 
 
 @case("FC-097")
 def test_blob_at_unknown(adapter, fx):
-    """repo/blob_at of an unknown path at main, and of a known path at an unknown
+    """repo/blob_at of an unknown path at main, ref null and feature, and of a known path at an unknown
     ref (a name and a 40-hex id), is an error of kind not_found.
 
     Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
     cannot resolve in a served repository.
     """
     require(adapter, fx, "log")
-    asks = [("no/such/file-fc097.txt", MAIN), (VCS_THREE_COMMITS, UNKNOWN_REF),
+    asks = [("no/such/file-fc097.txt", MAIN), ("no/such/file-fc097.txt", None),
+            ("no/such/file-fc097.txt", FEATURE), (VCS_THREE_COMMITS, UNKNOWN_REF),
             (VCS_THREE_COMMITS, unknown_commit_id(fx))]
     for path, ref in asks:
         what = f"repo/blob_at of {path} at {ref}"
@@ -238,55 +333,81 @@ def test_blob_at_unknown(adapter, fx):
         judge_kind(expect_error(adapter, "repo/blob_at", params, what=what), "not_found", what=what)
 
 
+# (path, ref) FC-098 blames: every text file git blames into ranges at main, and at refs.
+def blame_asks(fx):
+    files = sorted(p for p in git_text(fx, "ls-tree", "-r", "--name-only", "-z", MAIN).split("\0")
+                   if p and b"\0" not in git_show(fx, MAIN, p))
+    return ([(VCS_BLAME_TWO_AUTHORS, None)] + [(p, MAIN) for p in files]
+            + [(VCS_FEATURE_REWRITTEN, FEATURE), (VCS_BLAME_TWO_AUTHORS, VCS_LIGHT_TAG)])
+
+
 @case("FC-098")
 def test_blame(adapter, fx):
-    """repo/blame (ref null) gives 1-based inclusive ascending ranges covering
-    every line once, same-commit neighbours coalesced, each with git blame's
-    commit; authors and dates should match git.
+    """repo/blame of every text file at main (ref null, main), and of files at
+    feature and at a tag, gives 1-based inclusive ascending ranges covering
+    every line once, same-commit neighbours coalesced; at main each range
+    names (resolves to) the commit git blame gives (at other refs that is
+    FC-131's); authors and dates should match git.
 
     Falsified by: blame-zero-based: repo/blame ranges are 0-based.
     """
     require(adapter, fx, "blame")
-    params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
-    ranges = structure(adapter.request("repo/blame", params), Blame).ranges
-    want = git_blame(fx, MAIN, VCS_BLAME_TWO_AUTHORS)
-    spans = [(r.start_line, r.end_line) for r in ranges]
-    lines = want[-1].end_line if want else 0
-    fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
-              got=f"ranges {spans}", why="blame lines are 1-based")
-    covered = [n for start, end in spans for n in range(start, end + 1)]
-    fc_assert(covered == list(range(1, lines + 1)) and all(s <= e for s, e in spans),
-              expected=f"ascending inclusive ranges covering lines 1..{lines} once",
-              got=f"ranges {spans}", why="blame covers every line exactly once")
-    split = [f"{a.start_line}-{a.end_line} and {b.start_line}-{b.end_line}"
-             for a, b in zip(ranges, ranges[1:]) if a.sha == b.sha]
-    fc_assert(not split, expected="adjacent ranges of one commit coalesced",
-              got=f"split ranges {listing(split)}", why="same-commit neighbours are one range")
-    fc_assert([(r.start_line, r.end_line, r.sha) for r in ranges]
-              == [(w.start_line, w.end_line, w.sha) for w in want],
-              expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
-              got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
-              why="each range names the commit git blame gives for those lines")
-    for r, w in zip(ranges, want):
-        if not author_matches(r.author, w.author, w.email) or instant(r.date) != w.date:
-            warn(f"lines {r.start_line}-{r.end_line}: author {r.author!r}, date {r.date!r}; "
-                 f"git says {w.author!r}, {w.date.isoformat()}")
+    commits = Commits(adapter, fx)
+    for path, ref in blame_asks(fx):
+        params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
+        what = f"repo/blame {show(params)}"
+        ranges = structure(adapter.request("repo/blame", params), Blame).ranges
+        want = git_blame(fx, ref or MAIN, path)
+        spans = [(r.start_line, r.end_line) for r in ranges]
+        lines = want[-1].end_line if want else 0
+        fc_assert(not spans or spans[0][0] == 1, expected="the first range starting at line 1",
+                  got=f"ranges {spans[:8]}", why=f"{what}: blame lines are 1-based")
+        covered = [n for start, end in spans for n in range(start, end + 1)]
+        fc_assert(covered == list(range(1, lines + 1)) and all(s <= e for s, e in spans),
+                  expected=f"ascending inclusive ranges covering lines 1..{lines} once",
+                  got=f"ranges {spans[:8]}", why=f"{what}: blame covers every line exactly once")
+        got = [commits(r.sha) for r in ranges]
+        split = [f"{a.start_line}-{a.end_line} and {b.start_line}-{b.end_line}"
+                 for a, b, ga, gb in zip(ranges, ranges[1:], got, got[1:])
+                 if a.sha == b.sha or (ga is not None and ga == gb)]
+        fc_assert(not split, expected="adjacent ranges of one commit coalesced",
+                  got=f"split ranges {listing(split)}",
+                  why=f"{what}: same-commit neighbours are one range")
+        if ref not in (None, MAIN):   # which commit, at another ref: FC-131's
+            continue
+        fc_assert([(r.start_line, r.end_line, g) for r, g in zip(ranges, got)]
+                  == [(w.start_line, w.end_line, w.sha) for w in want],
+                  expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
+                  got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
+                  why=f"{what}: each range names the commit git blame gives for those lines")
+        for r, w in zip(ranges, want):
+            if not author_matches(r.author, w.author, w.email) or log_instant(r.date, what) != w.date:
+                warn(f"{what} lines {r.start_line}-{r.end_line}: author {r.author!r}, date "
+                     f"{r.date!r}; git says {w.author!r}, {w.date.isoformat()}")
 
 
 @case("FC-099")
-def test_capability_honesty(adapter, fx):
-    """refs/log/blame/commit, when present, are JSON booleans, and each one
-    declared true is served for vcs (refs, log, blame of a file and commit of
-    main's tip answer results; repo/commit's reply is the commit cases').
+def test_capability_honesty(adapter, spawn, fx):
+    """refs/log/blame/commit, when present, are JSON booleans (in the group
+    adapter's handshake and in one started without cache params), and each
+    one declared true is served for vcs (refs; log and its companion
+    blob_at; blame of a file; commit of main's tip and of an older commit
+    answer results; repo/commit's reply is the commit cases').
 
     Falsified by: commit-unimplemented: Declares commit true but answers repo/commit "unknown
     method".
     """
+    bare = spawn(init_params={"protocol": 1})
+    for when, init in (("", adapter.init_result), (" (started without cache params)",
+                                                   bare.init_result)):
+        raw = init.get("capabilities") if isinstance(init, dict) else None
+        raw = raw if isinstance(raw, dict) else {}
+        bad = {k: raw[k] for k in REVISION_CAPABILITIES
+               if k in raw and not isinstance(raw[k], bool)}
+        fc_assert(not bad, expected="true or false", got=show(bad) + when,
+                  why="capability values are JSON booleans")
     raw = adapter.init_result.get("capabilities")
     raw = raw if isinstance(raw, dict) else {}
-    bad = {k: raw[k] for k in REVISION_CAPABILITIES if k in raw and not isinstance(raw[k], bool)}
-    fc_assert(not bad, expected="true or false", got=show(bad),
-              why="capability values are JSON booleans")
     declared = [k for k in REVISION_CAPABILITIES if raw.get(k) is True]
     if not declared:
         return   # false or absent is never asked (the incapable gate proves it)
@@ -294,13 +415,14 @@ def test_capability_honesty(adapter, fx):
         skip(f"asks vcs for {', '.join(declared)}: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
     unserved, unjudged = [], []
     for capability in declared:
-        method, params = capability_probe(fx, capability)
-        result, err = try_request(adapter, method, params)
-        if err is not None:
-            unserved.append(f"{capability} true but {method} answered {err.message!r}")
-        elif capability in REPLY_OWNERS and not isinstance(result, dict):
-            unjudged.append(f"{method} answered {show(result, 40)}, not an object "
-                            f"({REPLY_OWNERS[capability]})")
+        for method, params in capability_probes(fx, capability):
+            result, err = try_request(adapter, method, params)
+            if err is not None:
+                unserved.append(f"{capability} true but {method} {show(params)} answered "
+                                f"{err.message!r}")
+            elif capability in REPLY_OWNERS and not isinstance(result, dict):
+                unjudged.append(f"{method} answered {show(result, 40)}, not an object "
+                                f"({REPLY_OWNERS[capability]})")
     fc_assert(not unserved, expected="a result for every declared capability",
               got=listing(unserved), why="a capability declared true must be implemented")
     need(not unjudged, "; ".join(unjudged))
@@ -311,13 +433,15 @@ REPLY_OWNERS = {"refs": owner("refs replies are"), "log": owner("log replies are
                 "blame": owner("blame replies are")}
 
 
-def capability_probe(fx, capability):
-    """The request that shows ``capability`` is served for vcs."""
+def capability_probes(fx, capability):
+    """The requests that show ``capability`` is served for vcs."""
     repo = fx.repo(VCS)
     if capability == "refs":
-        return "repo/refs", {"repo": repo}
+        return [("repo/refs", {"repo": repo})]
     if capability == "log":
-        return "repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}
+        return [("repo/log", {"repo": repo, "path": None, "ref": None, "limit": None}),
+                ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": None})]
     if capability == "blame":
-        return "repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None}
-    return "repo/commit", {"repo": repo, "sha": git_text(fx, "rev-parse", MAIN).strip()}
+        return [("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": None})]
+    return [("repo/commit", {"repo": repo, "sha": git_text(fx, "rev-parse", rev).strip()})
+            for rev in (MAIN, f"{MAIN}~2")]

@@ -3,7 +3,11 @@
 Each control (tests/adapters/controls.py) varies the reference in a way the
 protocol allows: slow but steady streaming, serving big blobs whole (the reference refuses them), ignoring
 limit or cancel, commit-keyed ids, out-of-order replies, a noisy stderr,
-unknown members everywhere, git-style ids. A failure here means the suite is
+unknown members everywhere, git-style ids; and the deep controls the
+lifecycle and revision cases pass (unknown members whose values change,
+abbreviated commit ids, login authors, annotated tag objects, UTC and
+basic-format dates, no tree branch, a loopback test double, a
+proxy-honouring client). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """

@@ -99,19 +99,19 @@ def test_requests_to_the_host():
 
 
 def test_partials():
-    mo = mon(TREE, SEARCH, ONESHOT)
     part = lambda rid, items=(HIT,): {"jsonrpc": "2.0", "method": "$/partial",  # noqa: E731
                                        "params": {"id": rid, "items": list(items)}}
+    mo = mon(TREE, ONESHOT)   # no stream in flight
     assert rules(mo, part(4)) == [m.PARTIAL_OPT_IN]
     assert rules(mo, part(2)) == [m.PARTIAL_OPT_IN]
     assert rules(mo, part(77)) == [m.PARTIAL_ID]
+    mo = mon(SEARCH)
     assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
                       "params": {"id": None, "items": []}}) == [m.PARTIAL_ID]
     assert rules(mo, part(3, [{"path": "a.rs"}])) == [m.PARTIAL_ITEMS]
     assert rules(mo, {"method": "$/partial", "params": {"id": 3, "items": []}}) == [m.JSONRPC]
     assert rules(mo, ok(3, {"items": []})) == []
     assert rules(mo, part(3)) == [m.PARTIAL_AFTER_REPLY]
-
 
 def test_result_shapes_by_method():
     mo = mon(TREE, BLOB, (6, "repo/log", {"repo": "r", "path": None, "ref": None,
@@ -177,3 +177,12 @@ def test_a_reply_to_a_live_request_after_a_cancel_is_normal():
     assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
                       "params": {"id": 3, "items": [HIT]}}) == []
     assert rules(mo, ok(3, {"items": [], "truncated": True})) == []
+
+
+def test_a_partial_naming_another_request_while_a_stream_is_live_is_a_wrong_id():
+    mo = mon(TREE, SEARCH)   # the tree (2) and a stream (3) in flight together
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",
+                      "params": {"id": 2, "items": [HIT]}}) == [m.PARTIAL_ID]
+    assert rules(mo, ok(3, {"items": []})) == []
+    assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",      # no stream live any more
+                      "params": {"id": 2, "items": [HIT]}}) == [m.PARTIAL_OPT_IN]

@@ -344,7 +344,14 @@ class Monitor:
                               f"this process", rid=rid)
             return
         method = issued.method
-        if not issued.streaming:
+        other_stream = any(i.streaming and not i.answered and i.generation == generation
+                           for r, i in self._issued.items() if r != rid)
+        if (not issued.streaming or issued.answered) and other_stream:
+            # another stream is live: a partial naming anything else names the
+            # wrong request (RULINGS: FC-040's), whatever that other id is
+            found(PARTIAL_ID, f"a $/partial naming id {rid} ({method}) while another streaming "
+                              f"request is in flight", rid=rid, method=method)
+        elif not issued.streaming:
             found(PARTIAL_OPT_IN, f"a $/partial for a request that did not opt in "
                                   f"(no \"partial\": true)", rid=rid, method=method)
         elif issued.answered:

@@ -194,6 +194,9 @@ class Child:
         self.stderr_path = stderr_path
         self._stderr = stderr_drain  # None: stderr went to /dev/null
         self._stderr_waited = False  # kill() waited for the drain once already
+        # kill()/stop() found the child running: its exit is the host's doing,
+        # so a failure report must not blame the adapter for it
+        self.stopped_by_host = False
         # Closing the stop pipe's write end ends the drain thread (it then
         # frees its fds): at close(), or when a Child nobody closed is
         # collected. A finalizer runs at most once and takes no lock.
@@ -405,6 +408,8 @@ class Child:
         """Like the host on exit: SIGKILL the group and the whole tree at once,
         rescan until nothing is left, reap the child. Idempotent."""
         with self._lock:
+            if self._proc.poll() is None:
+                self.stopped_by_host = True
             deadline = time.monotonic() + KILL_DEADLINE_S
             while True:
                 procs = self.tree()
@@ -429,6 +434,8 @@ class Child:
         tree, allow ``term_grace_s``, then kill(). Idempotent; bounded by
         about grace_s + term_grace_s + KILL_DEADLINE_S."""
         with self._lock:
+            if self._proc.poll() is None:
+                self.stopped_by_host = True
             self.close_stdin()
             self.wait(grace_s)
             procs = self.tree()

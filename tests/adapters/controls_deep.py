@@ -29,6 +29,17 @@ DEEP_CONTROLS: dict[str, Variant] = {}
 _register = registrar(DEEP_CONTROLS)
 
 
+def kept(switch: str, legal: str, warns: tuple[str, ...] = ()):
+    """A deep control the suite now passes, kept in the self-tests' CONTROLS
+    (tests/test_controls.py); it leaves DEEP_CONTROLS."""
+    from tests.adapters.controls import control as matrix_control
+
+    def add(cls):
+        cls.legal = legal
+        return matrix_control(switch, warns=warns)(cls)
+    return add
+
+
 def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
     def add(cls):
         cls.legal = legal
@@ -48,7 +59,7 @@ def promoted(switch: str, legal: str, warns: tuple[str, ...] = ()):
 
 # ---------------------------------------------------------------- unknown members that change
 
-@control("changing-unknown-members",
+@kept("changing-unknown-members",
          'RULINGS "Never compare whole objects": an unknown member, with any value that may change '
          'from call to call, never fails anything; §7.2 reader tolerance (MUST ignore unknown members)')
 class ChangingUnknownMembers(Hooks):
@@ -120,7 +131,7 @@ def shorten(value):
     return value[:12] if isinstance(value, str) and HEX40.fullmatch(value) else value
 
 
-@control("abbreviated-commit-ids",
+@kept("abbreviated-commit-ids",
          'RULINGS "Commit ids are in the backend\'s vocabulary: any string that is accepted back as a '
          'ref ... and resolves to the right commit passes, abbreviated or not"; §3.12 reply sha stays full')
 class AbbreviatedCommitIds(Hooks):
@@ -144,7 +155,7 @@ class AbbreviatedCommitIds(Hooks):
         return msg
 
 
-@control("login-authors",
+@kept("login-authors",
          'RULINGS: "Author strings are the backend\'s: repo/log\'s author is a required string, not '
          'necessarily git\'s author name"; §3.8 blame author matching is a SHOULD', warns=("FC-098",))
 class LoginAuthors(Hooks):
@@ -166,7 +177,7 @@ class LoginAuthors(Hooks):
         return msg
 
 
-@control("annotated-tag-object",
+@kept("annotated-tag-object",
          'RULINGS: "An annotated tag\'s sha in repo/refs may be the tag object\'s id or the tagged '
          'commit\'s id; either must resolve, as a ref, to that commit"')
 class AnnotatedTagObject(Hooks):
@@ -213,7 +224,7 @@ class DateRewrite(Hooks):
         return msg
 
 
-@control("dates-utc",
+@kept("dates-utc",
          'RULINGS "Dates are ISO-8601; compare instants, never strings (Z and +00:00 are both fine; '
          'any offset is fine)"')
 class DatesUtc(DateRewrite):
@@ -228,7 +239,7 @@ class DatesUtc(DateRewrite):
         return text.replace("+00:00", "Z") if self.z else text
 
 
-@control("dates-basic-format",
+@kept("dates-basic-format",
          'RULINGS "The extended format passes; the basic format (20260302T093000Z) passes with a '
          'warning"', warns=("FC-094",))
 class DatesBasicFormat(DateRewrite):
@@ -280,7 +291,7 @@ class OptionalMembersAbsent(Hooks):
                     hit.pop(key, None)
 
 
-@control("tree-branch-absent",
+@kept("tree-branch-absent",
          'PROTOCOL §3.3 branch: default "main"; "SHOULD branch echoes the served revision" (SHOULD '
          'warns, RULINGS "Strength")', warns=("FC-091",))
 class TreeBranchAbsent(Hooks):
@@ -355,7 +366,7 @@ class TestDouble(Hooks):
         return msg
 
 
-@control("loopback-test-double",
+@kept("loopback-test-double",
          'RULINGS: FC-052 "counts connections opened by the adapter\'s process tree during initialize '
          '..., not listening sockets"; the test double is contacted only after initialize')
 class LoopbackTestDouble(TestDouble):
@@ -369,7 +380,7 @@ class LoopbackTestDouble(TestDouble):
                 raise OSError("the test double did not answer HTTP")
 
 
-@control("proxy-honouring-client",
+@kept("proxy-honouring-client",
          'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
          'initialize"; §7.1 the child inherits the host\'s environment')
 class ProxyHonouringClient(TestDouble):
@@ -412,7 +423,7 @@ class Sequential(Hooks):
         return msg
 
 
-@control("proxy-client-late-double",
+@kept("proxy-client-late-double",
          'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
          'initialize"; nothing listens or connects during initialize')
 class ProxyClientLateDouble(ProxyHonouringClient):

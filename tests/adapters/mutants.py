@@ -17,6 +17,7 @@ import os
 import threading
 from pathlib import Path
 
+from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
     MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
     Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
@@ -579,15 +580,24 @@ class TwoDefaults(Hooks):
         return msg
 
 
-@mutant("branch-always-main", "FC-091")
-class BranchAlwaysMain(Hooks):
-    """repo/tree always answers branch "main", whatever ref was asked."""
+@mutant("tag-tree-worktree-bytes", "FC-091")
+class TagTreeWorktreeBytes(BlobIds):
+    """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
 
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/tree" and result is not None:
-            result["branch"] = "main"
-        return msg
+    Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
+    feature only and compares paths elsewhere.
+    """
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref in (None, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH):
+            return sha
+        data = read_worktree(proxy, repo, path)
+        return sha if data is None else sha256_hex(data)
+
+    def _swap(self, proxy, req, holder, repo, path, ref, where):
+        sha = holder.get("sha")
+        if isinstance(sha, str) and sha:
+            holder["sha"] = self.fake(proxy, req, sha, repo, path, ref, where)   # real ids: no back map
 
 
 @mutant("unknown-ref-default", "FC-092")
@@ -700,3 +710,6 @@ from tests.adapters import mutants_v16  # noqa: E402,F401  (registers the v1.6 m
 # written (tests/adapters/mutants_deep.py, ``@promoted``): importing it
 # registers them here.
 from tests.adapters import mutants_deep  # noqa: E402,F401
+# The deep mutants promoted into the matrix register themselves here (their
+# classes stay beside the deep ones they share bases with).
+from tests.adapters import mutants_deep as _promoted  # noqa: E402,F401

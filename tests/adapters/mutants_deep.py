@@ -52,6 +52,15 @@ MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 BRANCH_REFS = (None, MAIN, FEATURE)   # the refs the revision cases sample first
 
 
+def promoted(switch: str, owner: str, rule: str):
+    """A deep mutant its owner now catches exactly, promoted into the matrix
+    (MUTANTS, checked by tests/test_mutants.py); it leaves DEEP."""
+    def add(cls):
+        cls.rule, cls.owner = rule, owner
+        return mutant(switch, owner)(cls)
+    return add
+
+
 def deep(switch: str, owner: str, rule: str):
     """Register a deep mutant: ``owner`` is the one case id it must fail,
     ``rule`` the PROTOCOL.md section and MUST it breaks."""
@@ -171,7 +180,7 @@ class IconPrivateUseNoCache(NoCacheInit):
         result["icon"] = "\ue709"
 
 
-@deep("revision-cap-string-no-cache", "FC-099", '§2.4: "MUST Capability values are JSON booleans"')
+@promoted("revision-cap-string-no-cache", "FC-099", '§2.4: "MUST Capability values are JSON booleans"')
 class RevisionCapStringNoCache(NoCacheInit):
     """capabilities.blame is "true" (a string) when started without cache params.
 
@@ -848,7 +857,7 @@ class CancelOneshotError(Hooks):
 
 # ====================================================================== lifecycle
 
-@deep("stale-vcs-lock", "FC-050",
+@promoted("stale-vcs-lock", "FC-050",
       '§7.11: "MUST Startup is cheap and idempotent"; §7.1 "MUST Adapters tolerate being killed at '
       'any instant"')
 class StaleVcsLock(StreamPause):
@@ -898,7 +907,7 @@ class StaleVcsLock(StreamPause):
         return msg
 
 
-@deep("caps-change-after-cache-write", "FC-051",
+@promoted("caps-change-after-cache-write", "FC-051",
       '§7.11: "MUST Startup is cheap and idempotent: ... must give the same answer every time"')
 class CapsChangeAfterCacheWrite(InitResult):
     """Once a request has written to cache_dir, later initializes flip capabilities.orgs.
@@ -945,7 +954,7 @@ class NetworkOnReinitialize(Hooks):
 PROBED_BY_FC053 = ("repo/tree", "repo/blob", "repo/web_url", "repo/clone_url")
 
 
-@deep("unknown-params-error-unprobed", "FC-053",
+@promoted("unknown-params-error-unprobed", "FC-053",
       '§3.0: "MUST params members not listed for a method are ignored"; §7.2 reader tolerance')
 class UnknownParamsErrorUnprobed(UnknownParamsError):
     """Unknown params (or envelope members) answer an error on every method FC-053 does not probe.
@@ -1126,7 +1135,7 @@ class ScopedSearchOnePage(Hooks):
 
 # ====================================================================== revisions
 
-@deep("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
+@promoted("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
 class RefsDefaultsFromSecondCall(Hooks):
     """From the second repo/refs call of a process on, every branch is marked default.
 
@@ -1147,28 +1156,7 @@ class RefsDefaultsFromSecondCall(Hooks):
         return msg
 
 
-@deep("tag-tree-worktree-bytes", "FC-091",
-      '§3.3: "MUST With a ref, the entries describe that revision"')
-class TagTreeWorktreeBytes(BlobIds):
-    """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
-
-    Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
-    feature only and compares paths elsewhere.
-    """
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref in BRANCH_REFS:
-            return sha
-        data = read_worktree(proxy, repo, path)
-        return sha if data is None else sha256_hex(data)
-
-    def _swap(self, proxy, req, holder, repo, path, ref, where):
-        sha = holder.get("sha")
-        if isinstance(sha, str) and sha:
-            holder["sha"] = self.fake(proxy, req, sha, repo, path, ref, where)   # real ids: no back map
-
-
-@deep("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
+@promoted("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
 class ShortHexUnknownRefDefault(Hooks):
     """repo/tree at an unresolvable short hex ref (7-12 digits) serves the default branch.
 
@@ -1191,7 +1179,7 @@ class ShortHexUnknownRefDefault(Hooks):
         return None
 
 
-@deep("tag-ids-from-main", "FC-093",
+@promoted("tag-ids-from-main", "FC-093",
       '§4: "MUST (one-directional change rule) If a path\'s bytes differ between two refs, the ids ... '
       'differ"')
 class TagIdsFromMain(BlobIds):
@@ -1241,7 +1229,7 @@ class LogEdit(Hooks):
         return msg
 
 
-@deep("log-path-at-ref-oldest-first", "FC-094", '§3.7: "MUST Newest first"')
+@promoted("log-path-at-ref-oldest-first", "FC-094", '§3.7: "MUST Newest first"')
 class LogPathAtRefOldestFirst(LogEdit):
     """repo/log with a path filter at a non-null ref lists oldest first.
 
@@ -1255,7 +1243,7 @@ class LogPathAtRefOldestFirst(LogEdit):
         result["items"] = list(reversed(result.get("items") or []))
 
 
-@deep("log-unfiltered-dates-not-iso", "FC-094", '§3.7: "MUST date is ISO-8601"')
+@promoted("log-unfiltered-dates-not-iso", "FC-094", '§3.7: "MUST date is ISO-8601"')
 class LogUnfilteredDatesNotIso(LogEdit):
     """The unfiltered log (path null) gives dates in git's default format ("Tue Mar 3 09:30:00 2026 +0100").
 
@@ -1274,7 +1262,7 @@ class LogUnfilteredDatesNotIso(LogEdit):
             item["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
 
 
-@deep("log-at-ref-item-no-author", "FC-094",
+@promoted("log-at-ref-item-no-author", "FC-094",
       '§3.7 item "(all four required strings)"; §3.0 "MUST Reply members marked required ... are present"')
 class LogAtRefItemNoAuthor(LogEdit):
     """repo/log at a non-null ref leaves author out of every item.
@@ -1291,7 +1279,7 @@ class LogAtRefItemNoAuthor(LogEdit):
                 item.pop("author", None)
 
 
-@deep("log-limit-ignored-unfiltered", "FC-095",
+@promoted("log-limit-ignored-unfiltered", "FC-095",
       '§3.7: "MUST (per FC-095) limit ... cut the list off near N items and flag truncated: true"')
 class LogLimitIgnoredUnfiltered(Hooks):
     """repo/log ignores limit when no path is given.
@@ -1305,7 +1293,7 @@ class LogLimitIgnoredUnfiltered(Hooks):
         return msg
 
 
-@deep("log-limit-no-truncated-at-ref", "FC-095",
+@promoted("log-limit-no-truncated-at-ref", "FC-095",
       '§3.7: "MUST (per FC-095) limit ... cut the list off near N items and flag truncated: true '
       'whenever further matching commits are known to exist"')
 class LogLimitNoTruncatedAtRef(LogEdit):
@@ -1333,19 +1321,7 @@ class BlobAtGitShaWhere(GitIds):
         return super().fake(proxy, req, sha, repo, path, ref, where)
 
 
-@deep("blob-at-null-ref-git-sha", "FC-096",
-      '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
-class BlobAtNullRefGitSha(BlobAtGitShaWhere):
-    """repo/blob_at with ref null reports git's blob id while trees report sha256 ids.
-
-    Hides on: ref null (the default branch); FC-096 asks at main and feature.
-    """
-
-    def applies(self, proxy, ref):
-        return ref is None
-
-
-@deep("blob-at-tag-git-sha", "FC-096",
+@promoted("blob-at-tag-git-sha", "FC-096",
       '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
 class BlobAtTagGitSha(BlobAtGitShaWhere):
     """repo/blob_at at refs other than main/feature (tags, commit ids) reports git's blob id.
@@ -1357,7 +1333,7 @@ class BlobAtTagGitSha(BlobAtGitShaWhere):
         return ref not in BRANCH_REFS
 
 
-@deep("blob-at-second-ref-git-sha", "FC-096",
+@promoted("blob-at-second-ref-git-sha", "FC-096",
       '§3.5: "MUST sha equals the sha the same path has in repo/tree at the same ref"')
 class BlobAtSecondRefGitSha(BlobAtGitShaWhere):
     """repo/blob_at at feature (the second branch FC-096 asks) reports git's blob id.
@@ -1370,7 +1346,7 @@ class BlobAtSecondRefGitSha(BlobAtGitShaWhere):
         return ref == FEATURE
 
 
-@deep("blob-at-unknown-path-null-ref-empty", "FC-097", '§3.5: "MUST Unknown path or unknown ref → error"')
+@promoted("blob-at-unknown-path-null-ref-empty", "FC-097", '§3.5: "MUST Unknown path or unknown ref → error"')
 class BlobAtUnknownPathNullRefEmpty(Hooks):
     """repo/blob_at of an unknown path with ref null answers empty bytes.
 
@@ -1384,7 +1360,7 @@ class BlobAtUnknownPathNullRefEmpty(Hooks):
         return msg
 
 
-@deep("blame-uncoalesced-other-files", "FC-098",
+@promoted("blame-uncoalesced-other-files", "FC-098",
       '§3.8: "MUST Adjacent ranges attributed to the same commit are coalesced into one range"')
 class BlameUncoalescedOtherFiles(Hooks):
     """repo/blame splits every range into one range per line, except for src/parse.rs.
@@ -1407,21 +1383,7 @@ class BlameUncoalescedOtherFiles(Hooks):
         return msg
 
 
-@deep("blame-ignores-ref", "FC-098",
-      '§3.8: "MUST sha is the commit that last changed those lines" (at the ref asked: §3.8 params ref)')
-class BlameIgnoresRef(Hooks):
-    """repo/blame ignores ref and blames the default branch.
-
-    Hides on: a non-null ref; FC-098 blames with ref null.
-    """
-
-    def request(self, proxy, req, msg):
-        if req.method == "repo/blame":
-            req.params["ref"] = None
-        return msg
-
-
-@deep("blob-at-unimplemented", "FC-099",
+@promoted("blob-at-unimplemented", "FC-099",
       '§2.4: log governs "repo/log ... and its companion repo/blob_at"; RULINGS: FC-099 owns declared '
       'true means served')
 class BlobAtUnimplemented(Refuse):
@@ -1434,7 +1396,7 @@ class BlobAtUnimplemented(Refuse):
         super().__init__(("repo/blob_at",))
 
 
-@deep("commit-tips-only", "FC-099",
+@promoted("commit-tips-only", "FC-099",
       '§3.12: params sha "a commit id the adapter emitted (from repo/log, repo/blame, repo/refs)"; '
       '§3.7 "MUST Every sha listed is accepted back ... as repo/commit\'s sha"')
 class CommitTipsOnly(Hooks):
