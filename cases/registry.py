@@ -76,6 +76,8 @@ OWNERS: dict[str, str] = {
     "trees at a ref are": "FC-091",
     "log replies are": "FC-094",
     "blob_at replies are": "FC-096",
+    "logs at a ref are": "FC-130",
+    "blame at a ref is": "FC-131",
     "unknown params members are": "FC-053",
     "blob_at shas at a ref are": "FC-096",
     "blame replies are": "FC-098",

@@ -63,11 +63,11 @@ def test_commit_shape(adapter, fx):
     tip = ask(adapter, fx, git_tip(fx))
     need(tip.error is None, f"repo/commit of {VCS_DEFAULT_BRANCH}'s tip answered an error "
          f"({tip.error.message if tip.error else ''!r})", owner("serving repo/commit at all is"))
-    problems = []
+    problems, refused = [], []
     for sha in git_all_commits(fx):
         asked = ask(adapter, fx, sha)
-        if asked.error is not None:
-            problems.append(f"{short(sha)}: an error ({asked.error.message!r})")
+        if asked.error is not None:   # not served: FC-099's (a declared capability is served)
+            refused.append(f"{short(sha)}: an error ({asked.error.message!r})")
             continue
         if asked.reading.problems:
             problems.append(f"{short(sha)}: " + "; ".join(
@@ -83,6 +83,8 @@ def test_commit_shape(adapter, fx):
     fc_assert(not problems, expected="a well-formed commit for each of the repository's "
               f"{len(git_all_commits(fx))} commits", got=listing(problems, 3),
               why="repo/commit answers the protocol's commit shape")
+    need(not refused, f"repo/commit refused commits git has: {listing(refused, 3)}",
+         owner("serving repo/commit at all is"))
 
 
 @case("FC-101")

@@ -13,7 +13,7 @@ from cases.api import case, fc_assert, listing, need, owner, show, skip
 from cases.commit_ids import resolve
 from cases.formats import b64_loose
 from cases.gitfacts import git_blame, git_log, git_paths, git_show
-from cases.replies import blob_ids, by_path, read_reply, tree
+from cases.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
@@ -26,6 +26,16 @@ def require(adapter, fx, capability):
         skip(f"the vcs repo is missing: {fx.vcs_skip_reason or GIT_MISSING_REASON}")
     if not getattr(adapter.caps, capability):
         skip(f"needs the {capability!r} capability, which the adapter declares false or omits")
+
+
+def need_blob_at_served(adapter, fx):
+    """Skip, naming FC-099, when repo/blob_at is not served at all (at the
+    default branch's name): a declared capability not served is FC-099's."""
+    probe = {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": VCS_DEFAULT_BRANCH}
+    _, err = try_request(adapter, "repo/blob_at", probe)
+    need(err is None, f"repo/blob_at {show(probe)} answered an error "
+         f"({err.message if err else ''!r}): blob_at is not served at all",
+         owner("declared capabilities served are"))
 
 
 def sha_at_ref_agrees(adapter, fx, path):
@@ -96,6 +106,7 @@ def test_log_shas_as_refs(adapter, fx):
     serves the working tree's bytes.
     """
     require(adapter, fx, "log")
+    need_blob_at_served(adapter, fx)
     paths = (VCS_THREE_COMMITS, VCS_MAIN_ADVANCED)
     judged = 0
     for path in paths:
@@ -137,6 +148,7 @@ def test_blob_at_null_ref(adapter, fx):
     trees report sha256 ids.
     """
     require(adapter, fx, "log")
+    need_blob_at_served(adapter, fx)
     paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS)
     listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
     for path in paths:

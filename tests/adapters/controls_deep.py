@@ -392,37 +392,6 @@ class ProxyHonouringClient(TestDouble):
 
 # ---------------------------------------------------------------- concurrency
 
-@control("sequential", 'PROTOCOL §7.4: "MAY A strictly sequential adapter is also conforming"')
-class Sequential(Hooks):
-    """One request at a time: a request waits until the previous reply is out (cancels pass at once)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.busy: int | None = None
-        self.queue: list[dict] = []
-
-    def request(self, proxy, req, msg):
-        with self.lock:
-            if self.busy is not None:
-                self.queue.append(msg)
-                return None
-            self.busy = req.id
-        return msg
-
-    def reply(self, proxy, req, msg):
-        rid = msg.get("id")
-        with self.lock:
-            if rid != self.busy:
-                return msg
-            nxt = self.queue.pop(0) if self.queue else None
-            self.busy = nxt.get("id") if nxt is not None else None
-        if nxt is not None:
-            proxy.send_host(msg)     # the reply first, then the child gets the next request
-            proxy.send_child(nxt)
-            return None
-        return msg
-
-
 @kept("proxy-client-late-double",
          'RULINGS: FC-052 "... a client that honours the proxy variables must still work after '
          'initialize"; nothing listens or connects during initialize')

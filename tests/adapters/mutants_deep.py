@@ -1553,21 +1553,6 @@ class RequestToHost(Hooks):
 
 # ====================================================================== methods no case covers
 
-@deep("org-repos-full-ids", UNOWNED, '§3.2: "MUST Entries are repository names relative to the org, not full ids"')
-class OrgReposFullIds(Hooks):
-    """org/repos lists full ids ("local/alpha") instead of names relative to the org.
-
-    Hides on: org/repos, which no case asks.
-    """
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "org/repos" and result is not None:
-            org = req.params.get("org")
-            result["repos"] = [f"{org}/{r}" if isinstance(r, str) else r for r in result.get("repos") or []]
-        return msg
-
-
 @deep("clone-url-not-cloneable", UNOWNED, '§3.9: "MUST A URL (or path) that git clone accepts"')
 class CloneUrlNotCloneable(Hooks):
     """repo/clone_url of the git-backed repo points at a path that does not exist.
