@@ -325,7 +325,10 @@ def test_ctrl_c_at_any_instant_after_start_up_is_one_line(tmp, tmp_path):
         if "Traceback" in stdout + stderr and _in_interpreter_start_up(stderr):
             continue   # a slow start-up outlasted the wait: Python's, before `run` ran
         assert "Traceback" not in stdout + stderr, (threading_wait, stderr[-2000:])
-        assert proc.returncode in (0, 130), (threading_wait, proc.returncode, stderr)
+        # killed by the SIGINT itself (the shell's 130) is fine once the handler is
+        # gone at exit: no traceback, and the report is checked below
+        assert proc.returncode in (0, 130, -signal.SIGINT), (threading_wait, proc.returncode,
+                                                              stderr)
         if proc.returncode == 130:
             assert "interrupted" in stderr
         if "preflight" in stdout or "FC-001" in stdout:
