@@ -186,3 +186,12 @@ def test_a_partial_naming_another_request_while_a_stream_is_live_is_a_wrong_id()
     assert rules(mo, ok(3, {"items": []})) == []
     assert rules(mo, {"jsonrpc": "2.0", "method": "$/partial",      # no stream live any more
                       "params": {"id": 2, "items": [HIT]}}) == [m.PARTIAL_OPT_IN]
+
+
+def test_a_late_partial_of_an_ended_stream_is_after_reply_while_another_stream_is_live():
+    second = (6, "search/code", {"q": "y", "limit": 500, "partial": True})
+    mo = mon(SEARCH, second)   # two streams in flight; 3 ends first
+    part = {"jsonrpc": "2.0", "method": "$/partial", "params": {"id": 3, "items": [HIT]}}
+    assert rules(mo, part) == []
+    assert rules(mo, ok(3, {"items": []})) == []
+    assert rules(mo, part) == [m.PARTIAL_AFTER_REPLY]   # 6 is still streaming

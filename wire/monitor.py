@@ -346,17 +346,19 @@ class Monitor:
         method = issued.method
         other_stream = any(i.streaming and not i.answered and i.generation == generation
                            for r, i in self._issued.items() if r != rid)
-        if (not issued.streaming or issued.answered) and other_stream:
-            # another stream is live: a partial naming anything else names the
-            # wrong request (RULINGS: FC-040's), whatever that other id is
+        if issued.streaming and issued.answered:
+            # it names its own stream, which has ended: that is the after-reply
+            # rule (section 5.3), even while another stream is live
+            found(PARTIAL_AFTER_REPLY, "a $/partial after its request's reply", rid=rid,
+                  method=method)
+        elif not issued.streaming and other_stream:
+            # another stream is live: a partial naming a request that never
+            # streamed names the wrong request (RULINGS: FC-040's)
             found(PARTIAL_ID, f"a $/partial naming id {rid} ({method}) while another streaming "
                               f"request is in flight", rid=rid, method=method)
         elif not issued.streaming:
             found(PARTIAL_OPT_IN, f"a $/partial for a request that did not opt in "
                                   f"(no \"partial\": true)", rid=rid, method=method)
-        elif issued.answered:
-            found(PARTIAL_AFTER_REPLY, "a $/partial after its request's reply", rid=rid,
-                  method=method)
         try:
             structure(params, PartialParams)
         except ShapeError as exc:
