@@ -108,16 +108,21 @@ class GroupSlot:
             run.attach(self.provider)
         return self.provider
 
-    def watch_tail(self) -> None:
-        """The end-of-group silence window (settings.TAIL_S): what is left of
-        it after the process's last streamed reply or notification."""
+    def retire_after_tail(self) -> None:
+        """End the group: its adapter is stopped once the end-of-group silence
+        window (settings.TAIL_S) is over, what is left of it after the
+        process's last streamed reply or notification. The window is watched
+        in the background (``Harness.tail``) while the next group runs: late
+        frames are the monitor's to judge, and its findings are handed out
+        after the last case, so nothing waits for the window but the run's end."""
         p = self.provider
-        if p is None or not p.alive:
-            return
-        since = last_quiet_start(p)
+        since = last_quiet_start(p) if p is not None and p.alive else None
         left = TAIL_S - (time.monotonic() - since) if since is not None else 0.0
-        if left > 0:
-            time.sleep(left)   # a rule about absence: the named window, not a synchronisation
+        if left <= 0:
+            self.retire()
+            return
+        self.provider = None
+        self.harness.tail(p, left, self.group)
 
     def retire(self, *, wait: bool = True) -> None:
         p, self.provider = self.provider, None
@@ -173,6 +178,8 @@ class Harness:
         self.owned: list = []                 # Materialized copies to remove at the end
         self.providers: list = []             # open providers, closed at the end for sure
         self._closing: list[threading.Thread] = []
+        self._tails: list[tuple] = []         # (thread, provider, case id, group) in their window
+        self._tails_stop = threading.Event()
         self.current: CaseRun | None = None
         self.results: dict[str, report.CaseResult] = {}
         self.collected: list[str] = []
@@ -222,18 +229,9 @@ class Harness:
         next group a fresh one, and fail (the served data is read-only)."""
         if self._fx is None or self._fx_snapshot is None:
             return
-        now = snapshot(self._fx.path)
-        if now == self._fx_snapshot:
+        text = self.fixture_changes(f"during the {group} group")
+        if text is None:
             return
-        before, top = self._fx_snapshot, str(self._fx.path) + os.sep
-        changes = ([f"{p.removeprefix(top)} added" for p in sorted(set(now) - set(before))]
-                   + [f"{p.removeprefix(top)} removed" for p in sorted(set(before) - set(now))]
-                   + [f"{p.removeprefix(top)} changed" for p in sorted(set(now) & set(before))
-                      if now[p] != before[p] and not stat.S_ISDIR(now[p][2])])
-        shown = ", ".join(changes[:3]) + (f" (and {len(changes) - 3} more)"
-                                          if len(changes) > 3 else "")
-        text = (f"the adapter modified the fixture copy it serves during the {group} group: "
-                f"{shown}; the next group gets a fresh copy")
         self.notes.append(text)
         stale = [m for m in self.owned if Path(m.path) == self._fx.path]
         fresh = self._materialize()
@@ -244,6 +242,22 @@ class Harness:
         self._fx.vcs_built, self._fx.vcs_skip_reason = fresh.vcs_built, fresh.vcs_skip_reason
         self._fx_snapshot = snapshot(fresh.path)
         raise FixtureTampered(text)
+
+    def fixture_changes(self, when: str) -> str | None:
+        """One sentence naming the first changes to the session's fixture copy
+        since it was made (or last replaced), or None when it is unchanged."""
+        now = snapshot(self._fx.path)
+        if now == self._fx_snapshot:
+            return None
+        before, top = self._fx_snapshot, str(self._fx.path) + os.sep
+        changes = ([f"{p.removeprefix(top)} added" for p in sorted(set(now) - set(before))]
+                   + [f"{p.removeprefix(top)} removed" for p in sorted(set(before) - set(now))]
+                   + [f"{p.removeprefix(top)} changed" for p in sorted(set(now) & set(before))
+                      if now[p] != before[p] and not stat.S_ISDIR(now[p][2])])
+        shown = ", ".join(changes[:3]) + (f" (and {len(changes) - 3} more)"
+                                          if len(changes) > 3 else "")
+        return (f"the adapter modified the fixture copy it serves {when}: "
+                f"{shown}; the next group gets a fresh copy")
 
     def forget(self, provider) -> None:
         """A closed provider: drop it (its transcript can be megabytes), keeping
@@ -280,6 +294,42 @@ class Harness:
             self.notes.append(f"{cid} failed on the run's traffic after it ran "
                               f"(protocol monitor): see its entry in the report")
 
+    def tail(self, provider, left: float, group: str) -> None:
+        """Keep ``provider`` (idle, its group over) running for ``left`` more
+        seconds, then stop it; ``end_tails`` waits for every such window."""
+        case_id = self.current.case.id if self.current is not None else None
+
+        def watch():
+            # a rule about absence: the named window, cut short when the run stops
+            self._tails_stop.wait(left)
+            _close_quietly(provider)
+
+        t = threading.Thread(target=watch, name=f"forge-tail-{group}", daemon=True)
+        self._tails.append((t, provider, case_id, group))
+        t.start()
+
+    def end_tails(self) -> None:
+        """Wait for the end-of-group windows still open, keep what the monitor
+        saw on those processes (tagged with their group's last case), and look
+        once more at the fixture copy: an idle adapter must not change it either."""
+        tails, self._tails = self._tails, []
+        for t, provider, case_id, group in tails:
+            t.join()
+            self.harvest(provider, case_id)
+            if provider in self.providers:
+                self.providers.remove(provider)
+        if not tails or self._fx is None or self._fx_snapshot is None:
+            return
+        text = self.fixture_changes(f"after the {tails[-1][3]} group, while its adapter was idle")
+        case_id = tails[-1][2]
+        if text is None:
+            return
+        self.notes.append(text)
+        result = self.results.get(case_id) if case_id else None
+        if result is not None and result.outcome != "failed":
+            result.outcome, result.message = "failed", text
+            result.details = f"{result.details}\n{text}" if result.details else text
+
     def dispose(self, provider, *, wait: bool) -> None:
         """Stop a provider's whole tree: now, or in the background so the next
         case need not wait for it (``drain`` waits for those)."""
@@ -300,6 +350,9 @@ class Harness:
     # --- end of session
 
     def close(self) -> None:
+        self._tails_stop.set()
+        for t, *_ in self._tails:
+            t.join()
         for p in self.providers:
             _close_quietly(p)
         self.providers.clear()

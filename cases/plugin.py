@@ -191,6 +191,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if h is None:
         return
     if not h.interrupted:
+        h.end_tails()
         h.apply_monitor()
     h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
@@ -261,8 +262,7 @@ def _forge_group(request):
     name = Path(str(request.path)).stem.removeprefix("test_")
     slot = GroupSlot(h, name)
     yield slot
-    slot.watch_tail()       # late frames are the monitor's to judge, not lost with the process
-    slot.retire()
+    slot.retire_after_tail()   # late frames are the monitor's to judge, not lost with the process
     h.drain()               # every process of the group is gone before the copy is judged
     h.check_fixture(name)   # fails the group's last case if the copy was changed
 
