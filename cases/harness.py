@@ -187,6 +187,7 @@ class Harness:
         self.notes: list[str] = []
         self.report: dict | None = None
         self.seen: list = []                  # the protocol monitor's findings, tagged
+        self.memo: dict = {}                  # run-scoped answers shared by cases (see spawn)
         self.started = time.monotonic()
 
     # --- fixture
