@@ -351,11 +351,16 @@ class Harness:
     # --- end of session
 
     def close(self) -> None:
+        # Every process still open is stopped at once, each in its own thread:
+        # one that leaves a grandchild holding its output costs the stop's
+        # bound (wire.process), and several must not cost it one after another.
         self._tails_stop.set()
-        for t, *_ in self._tails:
+        closing = [threading.Thread(target=_close_quietly, args=(p,), name="forge-close",
+                                    daemon=True) for p in self.providers]
+        for t in closing:
+            t.start()
+        for t in [*closing, *(tail[0] for tail in self._tails)]:
             t.join()
-        for p in self.providers:
-            _close_quietly(p)
         self.providers.clear()
         self.drain()
         for m in self.owned:
