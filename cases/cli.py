@@ -303,6 +303,18 @@ def check_outputs(args: argparse.Namespace) -> None:
             raise UsageError(f"--transcripts: the folder {args.transcripts!r} is not writable")
 
 
+# Groups whose cases stream or send notifications. Each group's adapter is
+# watched for one TAIL_S after its last such frame, in the background while
+# later groups run (cases.harness); running these groups first lets the
+# quiet groups after them cover the window instead of the run's end waiting
+# for it. Only the order of execution changes; reports list cases by id.
+TAILED_GROUPS = ("search", "streaming", "lifecycle", "transport")
+
+
+def _run_order(group: str) -> tuple[int, int]:
+    return (0 if group in TAILED_GROUPS else 1, registry.GROUPS.index(group))
+
+
 def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str]) -> int:
     from cases import report
     from cases.settings import Settings, UsageError as BadKnob, make_temp_area
@@ -314,7 +326,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
     check_outputs(args)
     modules = sorted({str(REPO_ROOT / registry.by_id(cid).module) for cid in selected
                       if (REPO_ROOT / registry.by_id(cid).module).exists()},
-                     key=lambda m: registry.GROUPS.index(Path(m).stem.removeprefix("test_")))
+                     key=lambda m: _run_order(Path(m).stem.removeprefix("test_")))
     if not modules:
         raise UsageError("no case module implements the selected cases yet")
     temp = make_temp_area("forge-preflight-")
