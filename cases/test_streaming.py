@@ -32,12 +32,16 @@ def test_partials_carry_request_id(adapter):
     """
     require_code_search(adapter)
     wrong = []
+    # A batch naming an earlier stream of this process that has been answered
+    # is a partial after its reply: FC-041's (the run-wide monitor hands it over).
+    late = adapter.monitor.stream_ended if adapter.monitor is not None else (lambda rid: False)
     for term in (TERM_MANY_ALPHA, TERM_SEVERAL):
         found = search(adapter, term, partial=True)
         frames = found.need_partials()
         wrong += [f"params.id {show(partial_id(f))} on batch {n} of {found.what} (id "
                   f"{found.call.id})" for n, f in enumerate(frames, 1)
-                  if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)]
+                  if not (is_int(partial_id(f)) and partial_id(f) == found.call.id)
+                  and not (partial_id(f) != found.call.id and late(partial_id(f)))]
     fc_assert(not wrong, expected="the streaming request's id on every $/partial",
               got=listing(wrong, 3), why="a partial names the request it belongs to")
 

@@ -224,6 +224,12 @@ class Monitor:
         issued = self._issued.get(rid) if usable_id(rid) else None
         return issued.params if issued is not None else None
 
+    def stream_ended(self, rid: Any) -> bool:
+        """Whether ``rid`` is a request that opted into $/partial and has been
+        answered (a partial naming it now is after its reply, section 5.3)."""
+        issued = self._issued.get(rid) if usable_id(rid) else None
+        return issued is not None and issued.streaming and issued.answered
+
     # --------------------------------------------------------- adapter side
 
     def inbound(self, generation: int, frame: Frame, seq: int | None = None) -> list[Finding]:
