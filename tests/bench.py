@@ -321,7 +321,7 @@ def cmd_stress(args) -> int:
 def stress_args(sp) -> None:
     sp.add_argument("--runs", type=int, default=20, help="repetitions of each kind (default 20)")
     sp.add_argument("--only", choices=("gate", "restart"), help="run only one of the two kinds")
-    sp.add_argument("--workers", type=int, help="suite runs at a time (default: one per core, at least 2)")
+    sp.add_argument("--workers", type=int, help="suite runs at a time (default: tests/gate.py workers(), two per core)")
 
 
 # ---------------------------------------------------------------- suite and matrix

@@ -1,8 +1,8 @@
 """The mutant matrix: every case can fail, and fails alone.
 
 Each mutant (tests/adapters/mutants.py) is the reference adapter with one
-small defect; the whole suite runs against every mutant (in parallel, one
-worker per core) and its failed set must equal the mutant's expectation
+small defect; the whole suite runs against every mutant (in parallel, two
+workers per core: tests/gate.py) and its failed set must equal the mutant's expectation
 exactly: a missing id means the case cannot see the defect (under-fitted),
 an extra id means a case judges a rule it does not own (over-fitted).
 
