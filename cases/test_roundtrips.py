@@ -12,7 +12,7 @@ git is missing.
 from cases.api import case, fc_assert, listing, need, owner, show, skip
 from cases.commit_ids import resolve
 from cases.formats import b64_loose
-from cases.gitfacts import git_blame, git_log, git_paths, git_show
+from cases.gitfacts import git_all_commits, git_blame, git_log, git_paths, git_show
 from cases.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
@@ -100,7 +100,9 @@ def test_blame_at_ref(adapter, fx):
 def test_log_shas_as_refs(adapter, fx):
     """Every commit id repo/log lists for a file is accepted back as a ref:
     repo/blob_at of that file at each id serves git's bytes at that commit,
-    and repo/tree at each id (when refs is declared) lists git's paths there.
+    and repo/tree at each id (when refs is declared) is that commit's tree:
+    judged on the paths that tell it from the repo's other commits (a path
+    missing at every ref, or one no commit has, is coverage: FC-020's).
 
     Falsified by: blob-at-hex-ref-worktree: repo/blob_at at a commit id (hex, one git resolves)
     serves the working tree's bytes.
@@ -130,12 +132,30 @@ def test_log_shas_as_refs(adapter, fx):
                       why="a commit id from repo/log is accepted back as a ref")
             if adapter.caps.refs:
                 listed = set(by_path(tree(adapter, fx, VCS, spelled).model))
-                want_paths = git_paths(fx, commit) or set()
-                fc_assert(listed == want_paths, expected=f"git's {len(want_paths)} paths at "
-                          f"{commit[:12]}", got=f"missing {listing(want_paths - listed) or 'none'};"
-                          f" extra {listing(listed - want_paths) or 'none'}",
+                want_paths, telling, elsewhere = telling_paths(fx, commit)
+                # Only the paths that tell this commit from the repo's others are
+                # judged here (the tree of another commit is a ref resolved
+                # wrongly); a path every commit has missing, or one no commit
+                # has, is coverage at a ref: FC-020's (RULINGS).
+                missing = (want_paths - listed) & telling
+                extra = (listed - want_paths) & elsewhere
+                fc_assert(not missing and not extra, expected=f"git's paths at {commit[:12]} "
+                          f"(of the {len(telling)} that tell it from the repo's other commits)",
+                          got=f"missing {listing(missing) or 'none'}; extra "
+                          f"{listing(extra) or 'none'} (paths of other commits)",
                           why="a commit id from repo/log is accepted back as repo/tree's ref")
     need(judged, "repo/log listed no commit", owner("log replies are"))
+
+
+def telling_paths(fx, commit: str) -> tuple[set[str], set[str], set[str]]:
+    """(git's paths at ``commit``; those of them, and of the other commits,
+    that are not at every commit alike, i.e. what a tree of another commit
+    would get wrong; every path some other commit has and ``commit`` has not)."""
+    want = git_paths(fx, commit) or set()
+    others = [git_paths(fx, c) or set() for c in git_all_commits(fx) if c != commit]
+    telling = set().union(*(want ^ o for o in others)) if others else set()
+    elsewhere = set().union(*others) - want if others else set()
+    return want, telling, elsewhere
 
 
 @case("FC-133")

@@ -345,7 +345,7 @@ class WideEntryTwice(TreeEdit):
             entries.insert(entries.index(flat[1000]), dict(flat[999]))
 
 
-@deep("ref-tree-drops-path", "FC-020",
+@promoted("ref-tree-drops-path", "FC-020",
       '§3.3: "MUST ... one entry per path in the repository" (RULINGS: coverage is FC-020, on '
       'every repository and ref)')
 class RefTreeDropsPath(TreeEdit):
@@ -1439,6 +1439,28 @@ class LogShasNotRefs(Hooks):
             proxy.error(req, f"no ref {ref!r}", kind="not_found")
             return None
         return msg
+
+
+@promoted("tree-at-commit-id-serves-default", "FC-132",
+          '§3.3: "ref ... a branch, tag or commit id"; §9: "MUST the shas repo/log lists are accepted '
+          'back as refs"')
+class TreeAtCommitIdServesDefault(Hooks):
+    """repo/tree at a full commit id that is no branch or tag tip serves the default branch's tree.
+
+    Hides on: trees at commit ids of older commits; the tree cases ask branch
+    and tag names, and blob_at at those ids stays right.
+    """
+
+    def request(self, proxy, req, msg):
+        ref = ref_of(req)
+        if req.method != "repo/tree" or not isinstance(ref, str) or not re.fullmatch(r"[0-9a-f]{40}", ref):
+            return msg
+        repo = req.params.get("repo")
+        tips = set(git_lines(proxy, repo, "for-each-ref", "--format=%(objectname)%0a%(*objectname)",
+                             "refs/heads", "refs/tags"))
+        if ref in tips or ref not in set(git_lines(proxy, repo, "rev-list", "--all")):
+            return msg
+        return dict(msg, params=dict(msg["params"], ref=None))
 
 
 # ====================================================================== frames (no owner yet)
