@@ -100,6 +100,13 @@ GIT_TIMEOUT_S = 60
 # ("racy git"), so such cache entries are re-checked instead of trusted.
 RACY_WINDOW_NS = 1_000_000_000
 
+# a branch or tag name with no folder part and no revision syntax: the only
+# names whose resolution resolve() remembers under a refs stamp
+SIMPLE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# an abbreviated commit id (or a name that looks like one): what it names can
+# change as objects are added, so it is never remembered
+HEXISH = re.compile(r"[0-9a-f]{4,39}")
+
 ORG = os.environ.get("FORGE_ORG") or "local"      # the org every repository id is built with
 FAULTS_FILE = "FAULTS.json"
 DIR_ID_PREFIX = b"fs_provider directory\0"
@@ -376,6 +383,10 @@ class Repo:
         self._git_ids: dict[str, str] = {}           # content id -> git blob oid
         self._trees: dict[str, list[GitEntry]] = {}  # commit id -> its tree (immutable)
         self._default_branch: str | None = None
+        # ref -> (commit id, refs stamp or None): a full commit id names its
+        # commit for ever; a plain branch or tag name is trusted only while the
+        # refs on disk are as they were (see _refs_stamp)
+        self._resolved: dict[str, tuple[str, tuple | None]] = {}
 
     # The working tree on disk.
 
@@ -464,11 +475,34 @@ class Repo:
                             f"one branch, 'main'")
         if ref.startswith("-"):                      # never let a ref become an option
             raise not_found(f"no ref {ref!r} in {ORG}/{self.name}")
+        known = self._resolved.get(ref)
+        stamp = self._refs_stamp() if SIMPLE_REF.fullmatch(ref) and not HEXISH.fullmatch(ref) \
+            else None
+        if known is not None and (known[1] is None or known[1] == stamp):
+            return known[0]
         try:
             out = git(self.path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
         except GitError:
             raise not_found(f"no ref {ref!r} in {ORG}/{self.name}") from None
-        return out.decode().strip()
+        commit = out.decode().strip()
+        if commit == ref:
+            self._resolved[ref] = (commit, None)
+        elif stamp is not None:
+            self._resolved[ref] = (commit, stamp)
+        return commit
+
+    def _refs_stamp(self) -> tuple | None:
+        """What changes when a branch or tag is created, moved or deleted (a
+        loose ref is replaced by a rename in its folder; packing rewrites
+        packed-refs; HEAD may be repointed): the modification times of those."""
+        stamp = []
+        for rel in ("HEAD", "packed-refs", "refs/heads", "refs/tags"):
+            try:
+                stamp.append(os.stat(os.path.join(self.path, ".git", rel)).st_mtime_ns)
+            except OSError:
+                stamp.append(None)
+        # no such files (a .git file pointing elsewhere): nothing to trust a memory by
+        return tuple(stamp) if any(t is not None for t in stamp) else None
 
     def git_tree(self, commit: str) -> list[GitEntry]:
         """Every entry of a commit's tree (directories included), with content ids computed."""
