@@ -305,14 +305,18 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 # Groups whose cases stream or send notifications. Each group's adapter is
 # watched for one TAIL_S after its last such frame, in the background while
-# later groups run (cases.harness); running these groups first lets the
-# quiet groups after them cover the window instead of the run's end waiting
-# for it. Only the order of execution changes; reports list cases by id.
+# later groups run (cases.harness); running them together, before the quiet
+# groups that follow the first of them (transport moves up), lets those
+# cover the window instead of the run's end waiting for it. The groups before
+# the first tailed one keep their place. Only the order of execution
+# changes; reports list cases by id.
 TAILED_GROUPS = ("search", "streaming", "lifecycle", "transport")
 
 
 def _run_order(group: str) -> tuple[int, int]:
-    return (0 if group in TAILED_GROUPS else 1, registry.GROUPS.index(group))
+    index = registry.GROUPS.index(group)
+    first = min(registry.GROUPS.index(g) for g in TAILED_GROUPS)
+    return (1 if group in TAILED_GROUPS else 0 if index < first else 2, index)
 
 
 def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str]) -> int:
