@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cases.invocation import keep_bytecode  # noqa: E402  (os and sys only)
+
+keep_bytecode()   # started dozens of times a run: its modules compile once
 
 from tests.adapters.gates import nonconforming  # noqa: E402
 from tests.adapters.proxy import main  # noqa: E402
