@@ -118,7 +118,9 @@ def keep_bytecode() -> None:
     if chosen is not None and chosen.strip().lower() in ("off", "0", "no", "false", ""):
         return
     xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", "")
-    if os.path.isabs(xdg):
+    if chosen and os.path.isabs(chosen):
+        base = chosen
+    elif os.path.isabs(xdg):
         base = os.path.join(xdg, "forge-conformance")
     elif os.path.isabs(home) and os.path.isdir(home):
         base = os.path.join(home, ".cache", "forge-conformance")

@@ -311,3 +311,35 @@ def test_plugin_outcomes_through_plain_pytest(tmp_path):
 def test_report_path_that_cannot_be_written(tmp_path, flag):
     target = tmp_path / "missing-folder" / "report"
     assert_refused(run("--case", "FC-001", flag, str(target)), flag, str(target.parent))
+
+
+# ------------------------------------------------- bytecode under PYTHONDONTWRITEBYTECODE
+
+_KEEP = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from cases.invocation import keep_bytecode; keep_bytecode(); "
+         "import cases.formats; print(sys.pycache_prefix or '')")
+
+
+def _keep(tmp_path, **env):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPYCACHEPREFIX", "FORGE_FIXTURE_CACHE", "XDG_CACHE_HOME")}
+    out = subprocess.run([sys.executable, "-c", _KEEP, str(ROOT)],
+                         env={**base, "PYTHONDONTWRITEBYTECODE": "1", **env},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_bytecode_is_kept_in_the_private_cache_when_the_environment_says_not_beside_sources(tmp_path):
+    where = _keep(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    assert where == str(tmp_path / "xdg" / "forge-conformance" / "bytecode")
+    assert list(Path(where).rglob("formats*.pyc")), "cases/formats.py was not cached there"
+
+
+def test_bytecode_is_left_alone_when_turned_off_or_the_folder_is_not_private(tmp_path):
+    assert _keep(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"), FORGE_FIXTURE_CACHE="off") == ""
+    shared = tmp_path / "shared"
+    (shared / "bytecode").mkdir(parents=True)
+    shared.chmod(0o777)
+    assert _keep(tmp_path, FORGE_FIXTURE_CACHE=str(shared)) == ""
+    assert not list(shared.rglob("*.pyc"))
