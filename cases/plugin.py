@@ -284,12 +284,12 @@ def spawn(fx: FixtureView):
     h = _harness()
     made: list = []
 
-    def factory(*, env: dict | None = None, minimal_env: bool = False,
+    def factory(*, env: dict | None = None,
                 init_params: dict | None = None, start: bool = True,
                 fixture: FixtureView | None = None):
         n = len(made) + 1
         p = new_provider(h.settings, (fixture or fx).path, h.temp, label=f"spawn#{n}",
-                         env=env, minimal_env=minimal_env, init_params=init_params)
+                         env=env, init_params=init_params)
         made.append(p)
         h.providers.append(p)
         if h.current is not None:

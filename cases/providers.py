@@ -58,7 +58,7 @@ class CaseProvider(Provider):
 
 
 def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: str,
-                 env: dict | None = None, minimal_env: bool = False,
+                 env: dict | None = None,
                  init_params: dict | None = None) -> CaseProvider:
     """One adapter spawn (not started) with its own transcript, stderr file and
     private cache dir (in the host's layout); init params default to a configured host's."""
@@ -70,7 +70,7 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
         init_params = {"protocol": 1, "cache_bytes": CACHE_BYTES, "cache_dir": str(cache)}
     stderr_dir = Path(tempfile.mkdtemp(prefix=f"stderr-{label}-", dir=temp))
     p = CaseProvider(settings.argv_for(fixture_dir),
-                     env=settings.adapter_env(fixture_dir, minimal=minimal_env, extra=env),
+                     env=settings.adapter_env(fixture_dir, extra=env),
                      deadline_s=settings.deadline_s, init_params=init_params,
                      stderr_dir=stderr_dir, monitor=Monitor())
     p.label = label

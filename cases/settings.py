@@ -104,15 +104,13 @@ class Settings:
             argv.append(str(fixture_dir))
         return argv
 
-    def adapter_env(self, fixture_dir: Path, *, minimal: bool = False,
+    def adapter_env(self, fixture_dir: Path, *,
                     extra: dict[str, str] | None = None) -> dict[str, str]:
-        """The adapter's environment: credentials scrubbed, the contract
-        variables always set, ``extra`` on top."""
+        """The adapter's environment: the suite's own, credentials scrubbed
+        (all the protocol removes), the contract variables always set,
+        ``extra`` on top."""
         from wire.process import scrub_env
-        if minimal:
-            base = {k: self._environ[k] for k in ("PATH", "HOME", "LANG") if k in self._environ}
-        else:
-            base = dict(self._environ)
+        base = dict(self._environ)
         base.update({"FORGE_FIXTURE_DIR": str(fixture_dir), "FORGE_ORG": self.org})
         if extra:
             base.update(extra)
