@@ -115,8 +115,8 @@ def blob_bytes(adapter, fx, name: str, sha: str) -> bytes | None:
 
 
 def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,)) -> None:
-    """``provider`` (a process started another way: without cache params, in a
-    environment without credentials, after a kill) serves repo/tree of each repository of
+    """``provider`` (a process started another way: without cache params,
+    without credentials, after a kill) serves repo/tree of each repository of
     ``names`` (alpha by default): it lists every path on disk that the group
     ``adapter`` lists. When the group adapter lists none, nothing can be
     compared (coverage is FC-020's)."""
