@@ -1417,13 +1417,12 @@ class CommitTipsOnly(Hooks):
         return msg
 
 
-@deep("log-shas-not-refs", UNOWNED,
-      '§3.7: "MUST Every sha listed is accepted back as a ref" (RULINGS names no owner; FC-094 owns '
-      'repo/log, FC-091 checks refs names/shas only)')
+@promoted("log-shas-not-refs", "FC-132", '§3.7: "MUST Every sha listed is accepted back as a ref"')
 class LogShasNotRefs(Hooks):
     """A full commit id that is not a branch or tag tip is refused as a ref (tree, blob_at, blame, log).
 
-    Hides on: commit ids from repo/log; FC-091 uses the refs' tips only.
+    Hides on: commit ids from repo/log that are no tip; FC-091 uses the refs' tips only
+    (FC-132 asks them back).
     """
 
     METHODS = ("repo/tree", "repo/blob_at", "repo/blame", "repo/log")
@@ -1573,13 +1572,13 @@ class RequestToHost(Hooks):
         return msg
 
 
-# ====================================================================== methods no case covers
+# ====================================================================== listings and links
 
-@deep("clone-url-not-cloneable", UNOWNED, '§3.9: "MUST A URL (or path) that git clone accepts"')
+@promoted("clone-url-not-cloneable", "FC-113", '§3.9: "MUST A URL (or path) that git clone accepts"')
 class CloneUrlNotCloneable(Hooks):
     """repo/clone_url of the git-backed repo points at a path that does not exist.
 
-    Hides on: repo/clone_url's value, which no case clones (FC-053 compares it, FC-063 errors it).
+    Hides on: repo/clone_url's value, which only FC-113 clones (FC-053 compares it, FC-063 errors it).
     """
 
     def reply(self, proxy, req, msg):
