@@ -40,6 +40,7 @@ Only shapes and JSON types live here. Semantic rules (1-based lines,
 coalescing, ISO dates, base64, known statuses...) belong to the cases.
 """
 
+import functools
 import json
 import math
 import typing
@@ -720,6 +721,8 @@ class Reading:
         below and one starting with ``...`` any place above
         (``"entries[*].size"``, ``"index..."``, ``"...located"``); with
         ``under``, the pattern is relative to that path."""
+        if not self.problems:
+            return []     # the usual case: nothing to match (and no pattern to compile)
         if under is not None:
             pattern = under + ("" if pattern.startswith("[") else ".") + pattern
         rx = _pattern(pattern)
@@ -731,6 +734,7 @@ class Reading:
         return [] if place is None else self.at(member, under=place)
 
 
+@functools.lru_cache(maxsize=1024)
 def _pattern(pattern: str):
     import re
     below = pattern.endswith("...")
@@ -757,8 +761,29 @@ def _join(path: str, sub: str) -> str:
     return f"{path}.{sub}"
 
 
-def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
+@functools.lru_cache(maxsize=None)
+def _shape_of(tp: Any) -> str:
+    """How _read walks ``tp``: "model" (an attrs class read member by member),
+    "models" (an array of those), or "value" (one structure call); computed
+    once per type (a wide tree is thousands of entries)."""
     if attrs.has(tp) and tp not in _OWN_HOOK:
+        return "model"
+    if _is_array(tp) and attrs.has(typing.get_args(tp)[0]):
+        return "models"
+    return "value"
+
+
+def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
+    shape = _shape_of(tp)
+    if shape == "value":
+        if tp is str and type(value) is str:    # the common members, without the dispatch
+            return value
+        try:
+            return converter.structure(value, tp)
+        except ShapeError as exc:
+            problems.extend((_join(path, p), m) for p, m in exc.problems)
+            return _MISSING
+    if shape == "model":
         if type(value) is not dict:
             problems.append((path, f"expected an object, {_got(value)}"))
             return _MISSING
@@ -780,21 +805,16 @@ def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
                 continue   # the default applies
             kwargs[f.name] = got
         return tp(**kwargs)
-    if _is_array(tp) and attrs.has(typing.get_args(tp)[0]):
-        if type(value) is not list:
-            problems.append((path, f"expected an array, {_got(value)}"))
-            return _MISSING
-        item_tp = typing.get_args(tp)[0]
-        out = []
-        for i, element in enumerate(value):
-            place = f"{path}[{i}]"
-            item = _read(element, item_tp, place, problems, places)
-            if item is not _MISSING:
-                places[id(item)] = place
-                out.append(item)
-        return tuple(out)
-    try:
-        return converter.structure(value, tp)
-    except ShapeError as exc:
-        problems.extend((_join(path, p), m) for p, m in exc.problems)
+    # "models": an array of attrs classes, each item read (and placed) alone
+    if type(value) is not list:
+        problems.append((path, f"expected an array, {_got(value)}"))
         return _MISSING
+    item_tp = typing.get_args(tp)[0]
+    out = []
+    for i, element in enumerate(value):
+        place = f"{path}[{i}]"
+        item = _read(element, item_tp, place, problems, places)
+        if item is not _MISSING:
+            places[id(item)] = place
+            out.append(item)
+    return tuple(out)
