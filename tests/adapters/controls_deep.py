@@ -13,16 +13,15 @@ Run one: ``python3 tests/mutant_deep.py <switch> <fixture-dir>``.
 from __future__ import annotations
 
 import datetime as _dt
-import http.server
 import itertools
 import re
 import socket
 import subprocess
-import threading
 import urllib.request
 
 from tests.adapters.hooks import Variant, is_git, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
+from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks, error_data, result_of
 
 DEEP_CONTROLS: dict[str, Variant] = {}
@@ -334,20 +333,8 @@ class TestDouble(Hooks):
     fetch fails, repo/tree answers kind network (what a real adapter does)."""
 
     def start(self, proxy):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):   # noqa: N802 (http.server's spelling)
-                body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4/projects"
+        self.double = HttpDouble(lambda path: b'{"ok": true}')
+        self.url = f"http://127.0.0.1:{self.double.port}/api/v4/projects"
 
     fetched = False
 
@@ -373,8 +360,7 @@ class LoopbackTestDouble(TestDouble):
     """The wrapper's loopback test double listens from the start; the adapter connects to it directly on its first repo/tree."""
 
     def fetch(self, url):
-        host, port = self.server.server_address[:2]
-        with socket.create_connection((host, port), timeout=5) as conn:
+        with socket.create_connection(self.double.address, timeout=5) as conn:
             conn.sendall(b"GET /api/v4/projects HTTP/1.0\r\nHost: test-double\r\n\r\n")
             if not conn.recv(64).startswith(b"HTTP/1."):
                 raise OSError("the test double did not answer HTTP")
