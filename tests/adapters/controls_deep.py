@@ -28,17 +28,6 @@ DEEP_CONTROLS: dict[str, Variant] = {}
 _register = registrar(DEEP_CONTROLS)
 
 
-def kept(switch: str, legal: str, warns: tuple[str, ...] = ()):
-    """A deep control the suite now passes, kept in the self-tests' CONTROLS
-    (tests/test_controls.py); it leaves DEEP_CONTROLS."""
-    from tests.adapters.controls import control as matrix_control
-
-    def add(cls):
-        cls.legal = legal
-        return matrix_control(switch, warns=warns)(cls)
-    return add
-
-
 def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
     def add(cls):
         cls.legal = legal
@@ -54,6 +43,9 @@ def promoted(switch: str, legal: str, warns: tuple[str, ...] = ()):
         cls.legal = legal
         return matrix_control(switch, warns=warns)(cls)
     return add
+
+
+kept = promoted   # the same registration: a deep control kept in CONTROLS
 
 
 # ---------------------------------------------------------------- unknown members that change
@@ -130,6 +122,13 @@ def shorten(value):
     return value[:12] if isinstance(value, str) and HEX40.fullmatch(value) else value
 
 
+def commit_rows(req, result: dict) -> list:
+    """The rows of a repo/log, repo/blame or repo/commit result that carry a
+    commit's author and date (log items, blame ranges, the commit itself)."""
+    return {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
+            "repo/commit": [result]}.get(req.method) or []
+
+
 @kept("abbreviated-commit-ids",
          'RULINGS "Commit ids are in the backend\'s vocabulary: any string that is accepted back as a '
          'ref ... and resolves to the right commit passes, abbreviated or not"; §3.12 reply sha stays full')
@@ -168,9 +167,7 @@ class LoginAuthors(Hooks):
         result = result_of(msg)
         if req is None or result is None:
             return msg
-        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
-                "repo/commit": [result]}.get(req.method) or []
-        for row in rows:
+        for row in commit_rows(req, result):
             if isinstance(row, dict) and "author" in row:
                 row["author"] = self.login(row["author"])
         return msg
@@ -216,9 +213,7 @@ class DateRewrite(Hooks):
         result = result_of(msg)
         if req is None or result is None:
             return msg
-        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
-                "repo/commit": [result]}.get(req.method) or []
-        for row in rows:
+        for row in commit_rows(req, result):
             self._one(row)
         return msg
 
