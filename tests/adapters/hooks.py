@@ -1,8 +1,8 @@
 """Hook building blocks shared by the mutants, the controls and the gates.
 
 Small, parameterised hook sets that several adapters reuse: rewriting blob
-ids everywhere they appear (with the reverse map for repo/blob), rewriting
-the initialize result, rewriting error kinds, delaying stream frames, and
+ids everywhere they appear (with the reverse map for repo/blob), editing one
+method's results (the initialize result among them), rewriting error kinds, delaying stream frames, and
 answering a method with an error. Each adapter in mutants.py / controls.py /
 gates.py is one of these with its parameters, or a few lines of its own.
 """
@@ -166,17 +166,30 @@ class GitIds(BlobIds):
         return sha if data is None else git_blob_id(data)
 
 
-class InitResult(Hooks):
-    """Rewrite the initialize result with ``edit(result, req)``."""
+class ResultEdit(Hooks):
+    """Edit the results of ``method`` for which ``applies(proxy, req)`` holds
+    with ``edit(proxy, req, result)``."""
+
+    method = ""
+
+    def applies(self, proxy, req: Request) -> bool:
+        return True
 
     def edit(self, proxy, req: Request, result: dict) -> None:
         pass
 
     def reply(self, proxy, req, msg):
         result = result_of(msg)
-        if req is not None and req.method == "initialize" and result is not None:
+        if (req is not None and req.method == self.method and result is not None
+                and self.applies(proxy, req)):
             self.edit(proxy, req, result)
         return msg
+
+
+class InitResult(ResultEdit):
+    """Rewrite the initialize result with ``edit(result, req)``."""
+
+    method = "initialize"
 
 
 class KindRewrite(Hooks):

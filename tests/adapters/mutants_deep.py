@@ -37,8 +37,8 @@ from pathlib import Path
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
-    Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
+    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, ResultEdit, SaltedIds,
+    StreamPause, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
@@ -311,20 +311,10 @@ class IdsSaltedPerProcessVcs(SaltedIds):
 
 # ====================================================================== trees and blobs
 
-class TreeEdit(Hooks):
+class TreeEdit(ResultEdit):
     """Edit repo/tree results for which ``applies(req)`` holds."""
 
-    def applies(self, proxy, req) -> bool:
-        return False
-
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/tree" and result is not None and self.applies(proxy, req):
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/tree"
 
 
 @promoted("wide-entry-twice", "FC-020",
@@ -1213,20 +1203,10 @@ class TagIdsFromMain(BlobIds):
             self.back.pop(sha, None)     # the latest listing of this id is genuine
 
 
-class LogEdit(Hooks):
+class LogEdit(ResultEdit):
     """Edit repo/log results for which ``applies`` holds."""
 
-    def applies(self, proxy, req) -> bool:
-        return False
-
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/log" and result is not None and self.applies(proxy, req):
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/log"
 
 
 @promoted("log-path-at-ref-oldest-first", "FC-094", '§3.7: "MUST Newest first"')

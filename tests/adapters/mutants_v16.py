@@ -13,8 +13,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from tests.adapters.hooks import (BlobIds, KindRewrite, fixture_repos, git_blob_id, is_git,
-                                  read_worktree, repo_name)
+from tests.adapters.hooks import (BlobIds, KindRewrite, ResultEdit, fixture_repos, git_blob_id,
+                                  is_git, read_worktree, repo_name)
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -28,17 +28,10 @@ def git_out(proxy, repo, *args: str) -> bytes:
     return run.stdout if run.returncode == 0 else b""
 
 
-class CommitReply(Hooks):
+class CommitReply(ResultEdit):
     """Rewrite repo/commit results with ``edit(proxy, req, result)``."""
 
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/commit" and result is not None:
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/commit"
 
 
 def commit_files(result: dict) -> list[dict]:
