@@ -2,9 +2,10 @@
 
 Small, parameterised hook sets that several adapters reuse: rewriting blob
 ids everywhere they appear (with the reverse map for repo/blob), editing one
-method's results (the initialize result among them), rewriting error kinds, delaying stream frames, and
-answering a method with an error. Each adapter in mutants.py / controls.py /
-gates.py is one of these with its parameters, or a few lines of its own.
+method's results (the initialize result among them), rewriting error kinds,
+delaying stream frames, pairing concurrent replies, and answering a method
+with an error. Each adapter in mutants*.py / controls*.py / gates.py is one
+of these with its parameters, or a few lines of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -234,6 +236,48 @@ class StreamPause(Hooks):
             if pause > 0:
                 time.sleep(pause)
         return msg
+
+
+class PairReplies(Hooks):
+    """Hold a reply to a request ``holds`` names while ``waits(proxy, req)``
+    (another such request is in flight), up to HOLD_S, so a lone request is
+    never stalled for long; when the next such reply comes,
+    ``pair(proxy, held, msg)`` sends one of the two and returns the other."""
+
+    HOLD_S = 0.3
+
+    def __init__(self):
+        self.held: dict | None = None
+        self.lock = threading.Lock()
+
+    def holds(self, req: Request) -> bool:
+        return True
+
+    def waits(self, proxy, req: Request) -> bool:
+        return False
+
+    def pair(self, proxy, held: dict, msg: dict) -> dict | None:
+        return msg
+
+    def _release(self, proxy, msg):
+        with self.lock:
+            if self.held is not msg:
+                return
+            self.held = None
+        proxy.send_host(msg)
+
+    def reply(self, proxy, req, msg):
+        if req is None or not self.holds(req):
+            return msg
+        with self.lock:
+            held, self.held = self.held, None
+            if held is None:
+                if self.waits(proxy, req):
+                    self.held = msg
+                    proxy.later(self.HOLD_S, lambda: self._release(proxy, msg))
+                    return None
+                return msg
+        return self.pair(proxy, held, msg)
 
 
 class Refuse(Hooks):
