@@ -3,9 +3,10 @@
 Small, parameterised hook sets that several adapters reuse: rewriting blob
 ids everywhere they appear (with the reverse map for repo/blob), editing one
 method's results (the initialize result among them), rewriting error kinds,
-delaying stream frames, pairing concurrent replies, and answering a method
-with an error. Each adapter in mutants*.py / controls*.py / gates.py is one
-of these with its parameters, or a few lines of its own.
+delaying stream frames, holding a lock file across a streaming search,
+repeating a stream's batches, pairing concurrent replies, and answering a
+method with an error. Each adapter in mutants*.py / controls*.py / gates.py
+is one of these with its parameters, or a few lines of its own.
 """
 
 from __future__ import annotations
@@ -168,6 +169,17 @@ class GitIds(BlobIds):
         return sha if data is None else git_blob_id(data)
 
 
+class RelistedGenuine(BlobIds):
+    """A BlobIds whose reverse map forgets a fake id once the adapter lists
+    that id unchanged: the latest listing of this id is genuine."""
+
+    def _swap(self, proxy, req, holder, repo, path, ref, where):
+        sha = holder.get("sha")
+        super()._swap(proxy, req, holder, repo, path, ref, where)
+        if holder.get("sha") == sha and isinstance(sha, str):
+            self.back.pop(sha, None)
+
+
 class ResultEdit(Hooks):
     """Edit the results of ``method`` for which ``applies(proxy, req)`` holds
     with ``edit(proxy, req, result)``."""
@@ -235,6 +247,76 @@ class StreamPause(Hooks):
             pause = self.before_reply(req)
             if pause > 0:
                 time.sleep(pause)
+        return msg
+
+
+class SearchLock(StreamPause):
+    """A streaming search holds the lock file cache_dir/LOCK_NAME from its
+    arrival until its reply goes out, pausing HOLD_S (a legal pause, well
+    inside the inactivity window) before that reply, so a kill after the
+    first batch leaves the lock behind. A subclass calls ``take_lock`` from
+    its ``request`` and says what a start over a left lock does; a lock the
+    process found ``stale`` at its start is not its own to drop."""
+
+    LOCK_NAME = "search.lock"
+    HOLD_S = 1.0
+    stale = False
+
+    def before_reply(self, req):
+        return self.HOLD_S
+
+    @classmethod
+    def lock(cls, proxy) -> Path | None:
+        cache = proxy.init_params.get("cache_dir")
+        return Path(cache) / cls.LOCK_NAME if isinstance(cache, str) else None
+
+    def take_lock(self, proxy, req: Request) -> None:
+        lock = self.lock(proxy)
+        if req.method == "search/code" and req.streaming and lock is not None:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            lock.write_text(str(os.getpid()))
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        lock = self.lock(proxy)
+        if req is not None and req.streaming and lock is not None and not self.stale:
+            try:
+                lock.unlink()
+            except OSError:
+                pass
+        return msg
+
+
+class LastBatch(Hooks):
+    """Remember each stream's last batch (for a partial sent after the reply)."""
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state["last"] = (msg.get("params") or {}).get("items") or []
+        return msg
+
+    @staticmethod
+    def late(req) -> dict:
+        return {"jsonrpc": "2.0", "method": "$/partial",
+                "params": {"id": req.id, "items": req.state.get("last", [])}}
+
+
+class StreamedItemsInReply(Hooks):
+    """A streamed search whose final result ``applies`` repeats every hit it
+    streamed in that reply's items."""
+
+    def applies(self, result: dict) -> bool:
+        return True
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state.setdefault("items", []).extend(hits_of(req, msg))
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.streaming and result is not None and self.applies(result):
+            result["items"] = req.state.get("items", [])
         return msg
 
 

@@ -37,8 +37,9 @@ from pathlib import Path
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, ResultEdit, SaltedIds,
-    StreamPause, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
+    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, LastBatch, Refuse, RelistedGenuine,
+    ResultEdit, SaltedIds, SearchLock, StreamedItemsInReply, Variant, fixture_repos, is_git,
+    read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
@@ -703,20 +704,6 @@ class PartialIdEchoLaterBatches(Hooks):
         return msg
 
 
-class LastBatch(Hooks):
-    """Remember each stream's last batch (for a partial sent after the reply)."""
-
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state["last"] = (msg.get("params") or {}).get("items") or []
-        return msg
-
-    @staticmethod
-    def late(req) -> dict:
-        return {"jsonrpc": "2.0", "method": "$/partial",
-                "params": {"id": req.id, "items": req.state.get("last", [])}}
-
-
 @promoted("partial-late-1s", "FC-041", '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
 class PartialLate1s(LastBatch):
     """A streamed search sends its last batch again 1 s after its reply.
@@ -767,22 +754,14 @@ class StreamedTruncatedFalseWhenCut(Hooks):
 
 @promoted("items-in-truncated-streamed-reply", "FC-042",
       '§5.3: "MUST Metadata-only reply: when the adapter streamed, the final reply has items: []"')
-class ItemsInTruncatedStreamedReply(Hooks):
+class ItemsInTruncatedStreamedReply(StreamedItemsInReply):
     """A stream cut by its limit repeats its streamed hits in the final reply.
 
     Hides on: streams cut by limit; FC-042's stream is complete.
     """
 
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state.setdefault("items", []).extend(hits_of(req, msg))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.streaming and result is not None and result.get("truncated") is True:
-            result["items"] = req.state.get("items", [])
-        return msg
+    def applies(self, result):
+        return result.get("truncated") is True
 
 
 @promoted("bad-item-in-small-batch", "FC-044",
@@ -850,7 +829,7 @@ class CancelOneshotError(Hooks):
 @promoted("stale-vcs-lock", "FC-050",
       '§7.11: "MUST Startup is cheap and idempotent"; §7.1 "MUST Adapters tolerate being killed at '
       'any instant"')
-class StaleVcsLock(StreamPause):
+class StaleVcsLock(SearchLock):
     """A streaming search holds cache_dir/vcs.lock; a process started over a stale lock fails every vcs request.
 
     The search pauses HOLD_S before its final reply, so a kill after the first
@@ -860,18 +839,10 @@ class StaleVcsLock(StreamPause):
     process is asked for alpha only.
     """
 
-    HOLD_S = 1.0
+    LOCK_NAME = "vcs.lock"
 
     def __init__(self):
         self.stale = False
-
-    def before_reply(self, req):
-        return self.HOLD_S
-
-    @staticmethod
-    def lock(proxy) -> Path | None:
-        cache = proxy.init_params.get("cache_dir")
-        return Path(cache) / "vcs.lock" if isinstance(cache, str) else None
 
     def request(self, proxy, req, msg):
         lock = self.lock(proxy)
@@ -881,19 +852,7 @@ class StaleVcsLock(StreamPause):
         if self.stale and is_git(proxy, req.params.get("repo")):
             proxy.error(req, f"{lock} exists: another process is using the repository", kind="provider")
             return None
-        if req.method == "search/code" and req.streaming and lock is not None:
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            lock.write_text(str(os.getpid()))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        msg = super().reply(proxy, req, msg)
-        lock = self.lock(proxy)
-        if req is not None and req.streaming and lock is not None and not self.stale:
-            try:
-                lock.unlink()
-            except OSError:
-                pass
+        self.take_lock(proxy, req)
         return msg
 
 
@@ -1172,7 +1131,7 @@ class ShortHexUnknownRefDefault(Hooks):
 @promoted("tag-ids-from-main", "FC-093",
       '§4: "MUST (one-directional change rule) If a path\'s bytes differ between two refs, the ids ... '
       'differ"')
-class TagIdsFromMain(BlobIds):
+class TagIdsFromMain(RelistedGenuine):
     """Trees at tags report main's id for every path main has; repo/blob resolves an id by the latest tree that listed it.
 
     Hides on: tags (v0.1 differs from main in most files); FC-093 compares
@@ -1195,12 +1154,6 @@ class TagIdsFromMain(BlobIds):
             return sha
         tags = set(git_lines(proxy, repo, "tag", "--list"))
         return (self.main_id(proxy, repo, path) or sha) if ref in tags else sha
-
-    def _swap(self, proxy, req, holder, repo, path, ref, where):
-        sha = holder.get("sha")
-        super()._swap(proxy, req, holder, repo, path, ref, where)
-        if holder.get("sha") == sha and isinstance(sha, str):
-            self.back.pop(sha, None)     # the latest listing of this id is genuine
 
 
 class LogEdit(ResultEdit):
