@@ -180,6 +180,24 @@ class RelistedGenuine(BlobIds):
             self.back.pop(sha, None)
 
 
+class CachedIds(BlobIds):
+    """Working-tree blob ids cached for the process lifetime under
+    ``key(proxy, repo, path)``: the first id listed for a key is listed ever
+    after."""
+
+    def __init__(self):
+        super().__init__()
+        self.first: dict[tuple, str] = {}
+
+    def key(self, proxy, repo, path) -> tuple:
+        return (repo_name(repo), path)
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref is not None:
+            return sha
+        return self.first.setdefault(self.key(proxy, repo, path), sha)
+
+
 class ResultEdit(Hooks):
     """Edit the results of ``method`` for which ``applies(proxy, req)`` holds
     with ``edit(proxy, req, result)``."""
@@ -204,6 +222,33 @@ class InitResult(ResultEdit):
     """Rewrite the initialize result with ``edit(result, req)``."""
 
     method = "initialize"
+
+
+class OneShotFirstPage(ResultEdit):
+    """One-shot searches (those ``applies`` names) return only their first
+    100 hits (one backend page) with truncated false."""
+
+    method = "search/code"
+
+    def applies(self, proxy, req):
+        return not req.streaming
+
+    def edit(self, proxy, req, result):
+        items = result.get("items") or []
+        if len(items) > 100:
+            result["items"] = items[:100]
+            result["truncated"] = False
+
+
+class EveryBranchDefault(ResultEdit):
+    """repo/refs results (those ``applies`` names) mark every branch default."""
+
+    method = "repo/refs"
+
+    def edit(self, proxy, req, result):
+        for branch in result.get("branches") or []:
+            if isinstance(branch, dict):
+                branch["default"] = True
 
 
 class KindRewrite(Hooks):

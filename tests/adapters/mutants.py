@@ -18,9 +18,9 @@ import threading
 
 from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, LastBatch, Refuse, RelistedGenuine,
-    SaltedIds, SearchLock, StreamedItemsInReply, Variant, fixture_repos, is_git, read_worktree,
-    registrar, repo_name, sha256_hex)
+    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, SaltedIds, SearchLock, StreamedItemsInReply,
+    Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.proxy import Hooks, hits_of, params_id, result_of
 from tests.adapters import gates
 
@@ -110,17 +110,8 @@ class IdsSaltedPerCall(BlobIds):
 
 
 @mutant("ids-cached-by-path", "FC-011")
-class IdsCachedByPath(BlobIds):
+class IdsCachedByPath(CachedIds):
     """Working-tree blob ids are cached by (repo, path) for the process lifetime."""
-
-    def __init__(self):
-        super().__init__()
-        self.first: dict[tuple, str] = {}
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref is not None:
-            return sha
-        return self.first.setdefault((repo_name(repo), path), sha)
 
 
 @mutant("ids-by-basename-size", "FC-012")
@@ -513,32 +504,15 @@ class EmptyErrorMessages(Hooks):
 # ---------------------------------------------------------------- bounded compute
 
 @mutant("search-one-page", "FC-070")
-class SearchOnePage(Hooks):
+class SearchOnePage(OneShotFirstPage):
     """One-shot searches return only the first 100 hits (one backend page) without truncated."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "search/code" and not req.streaming and result:
-            items = result.get("items") or []
-            if len(items) > 100:
-                result["items"] = items[:100]
-                result["truncated"] = False
-        return msg
 
 
 # ---------------------------------------------------------------- revisions
 
 @mutant("two-defaults", "FC-090")
-class TwoDefaults(Hooks):
+class TwoDefaults(EveryBranchDefault):
     """repo/refs marks every branch default."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/refs" and result is not None:
-            for branch in result.get("branches") or []:
-                if isinstance(branch, dict):
-                    branch["default"] = True
-        return msg
 
 
 @mutant("tag-tree-worktree-bytes", "FC-091")

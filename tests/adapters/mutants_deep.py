@@ -37,9 +37,9 @@ from pathlib import Path
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, LastBatch, Refuse, RelistedGenuine,
-    ResultEdit, SaltedIds, SearchLock, StreamedItemsInReply, Variant, fixture_repos, is_git,
-    read_worktree, registrar, repo_name, sha256_hex)
+    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, ResultEdit, SaltedIds, SearchLock,
+    StreamedItemsInReply, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
@@ -247,23 +247,16 @@ class IdsPerCallVcs(PerCallIds):
 
 
 @promoted("ids-cached-by-size", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
-class IdsCachedBySize(BlobIds):
+class IdsCachedBySize(CachedIds):
     """Working-tree blob ids are cached by (repo, path, size): a same-size rewrite keeps its id.
 
     Hides on: a rewrite that keeps the file's length; FC-011 appends a line,
     so the size (and the cache key) changes.
     """
 
-    def __init__(self):
-        super().__init__()
-        self.first: dict[tuple, str] = {}
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref is not None:
-            return sha
+    def key(self, proxy, repo, path):
         data = read_worktree(proxy, repo, path)
-        key = (repo_name(repo), path, -1 if data is None else len(data))
-        return self.first.setdefault(key, sha)
+        return (repo_name(repo), path, -1 if data is None else len(data))
 
 
 @promoted("hit-sha-cached-by-path", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
@@ -1064,28 +1057,21 @@ class FaultEmptyMessage(Hooks):
 @promoted("scoped-search-one-page", "FC-070",
       'RULINGS "Bounded compute": what fails is ... a cut without truncated: true; §3.13 truncated '
       '"true = the result set is provably incomplete"')
-class ScopedSearchOnePage(Hooks):
+class ScopedSearchOnePage(OneShotFirstPage):
     """One-shot repo:-scoped searches return only the first 100 hits (one page) without truncated.
 
     Hides on: repo: qualified searches; FC-070 searches unscoped.
     """
 
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        q = req.params.get("q") if req is not None else None
-        if (req is not None and req.method == "search/code" and not req.streaming and result
-                and isinstance(q, str) and "repo:" in q):
-            items = result.get("items") or []
-            if len(items) > 100:
-                result["items"] = items[:100]
-                result["truncated"] = False
-        return msg
+    def applies(self, proxy, req):
+        q = req.params.get("q")
+        return not req.streaming and isinstance(q, str) and "repo:" in q
 
 
 # ====================================================================== revisions
 
 @promoted("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
-class RefsDefaultsFromSecondCall(Hooks):
+class RefsDefaultsFromSecondCall(EveryBranchDefault):
     """From the second repo/refs call of a process on, every branch is marked default.
 
     Hides on: later calls (FC-091 reads refs again); FC-090 reads the first.
@@ -1094,15 +1080,10 @@ class RefsDefaultsFromSecondCall(Hooks):
     def __init__(self):
         self.calls = 0
 
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/refs" and result is not None:
-            self.calls += 1
-            if self.calls > 1:
-                for branch in result.get("branches") or []:
-                    if isinstance(branch, dict):
-                        branch["default"] = True
-        return msg
+    def edit(self, proxy, req, result):
+        self.calls += 1
+        if self.calls > 1:
+            super().edit(proxy, req, result)
 
 
 @promoted("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
