@@ -22,8 +22,9 @@ from __future__ import annotations
 import ipaddress
 import select
 import socket
-import threading
 from urllib.parse import urlsplit
+
+from cases.netwatch import LoopbackListener, close_quietly
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 _HEAD_LIMIT = 64 * 1024
@@ -71,27 +72,19 @@ def _origin_form(head: bytes) -> bytes:
     return b" ".join((method, path.encode("latin-1"), version)) + sep + rest
 
 
-class GatedProxy:
+class GatedProxy(LoopbackListener):
     """The proxy (see module doc). Use as a context manager; ``open_gate()``
     once initialize has been answered; ``early()`` counts what came before."""
 
     def __init__(self) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen(32)
-        self._sock.setblocking(False)
-        self.port = self._sock.getsockname()[1]
+        super().__init__(backlog=32, name="fc052-proxy", handler_name="fc052-relay")
         self.url = f"http://127.0.0.1:{self.port}"
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._lock = threading.Lock()
         self._gate_open = False
         self._early: list[str] = []       # what arrived while the gate was closed
         self._relayed = 0
         self._refused: list[str] = []     # non-loopback targets asked for after the gate
         self._open_socks: set[socket.socket] = set()
-        self._closed = False
-        self._thread = threading.Thread(target=self._serve, name="fc052-proxy", daemon=True)
-        self._thread.start()
+        self._start()
 
     def env(self) -> dict[str, str]:
         env = {}
@@ -105,8 +98,7 @@ class GatedProxy:
         """Open the gate; returns the early count, queued connections included
         (a connect() that completed before the gate opened is never missed)."""
         with self._lock:
-            queued, _, _ = select.select([self._sock], [], [], 0)
-            if queued and not self._closed:
+            if self._queued() and not self._closed:
                 try:
                     conn, peer = self._sock.accept()
                 except OSError:
@@ -131,25 +123,13 @@ class GatedProxy:
 
     # ------------------------------------------------------------ serving
 
-    def _serve(self) -> None:
-        while True:
-            ready, _, _ = select.select([self._sock, self._wake_r], [], [])
-            if self._wake_r in ready:
-                return
-            with self._lock:
-                try:
-                    conn, peer = self._sock.accept()
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except OSError:
-                    return
-                if not self._gate_open:
-                    self._early.append(f"{peer[0]}:{peer[1]}")
-                    self._refuse_early(conn)
-                    continue
-                self._open_socks.add(conn)
-            threading.Thread(target=self._handle, args=(conn,), name="fc052-relay",
-                             daemon=True).start()
+    def _accepted(self, conn: socket.socket, peer: tuple) -> bool:
+        if not self._gate_open:
+            self._early.append(f"{peer[0]}:{peer[1]}")
+            self._refuse_early(conn)
+            return False
+        self._open_socks.add(conn)
+        return True
 
     @staticmethod
     def _refuse_early(conn: socket.socket) -> None:
@@ -161,7 +141,7 @@ class GatedProxy:
         except OSError:
             pass
         finally:
-            _close(conn)
+            close_quietly(conn)
 
     def _handle(self, conn: socket.socket) -> None:
         upstream = None
@@ -206,7 +186,7 @@ class GatedProxy:
                 if s is not None:
                     with self._lock:
                         self._open_socks.discard(s)
-                    _close(s)
+                    close_quietly(s)
 
     @staticmethod
     def _pump(a: socket.socket, b: socket.socket) -> None:
@@ -221,31 +201,5 @@ class GatedProxy:
                     return
                 peers[s].sendall(data)
 
-    # ------------------------------------------------------------ lifetime
-
-    def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            socks = list(self._open_socks)
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
-        self._thread.join(5)
-        for s in [self._sock, self._wake_r, self._wake_w, *socks]:
-            _close(s)
-
-    def __enter__(self) -> "GatedProxy":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _close(s: socket.socket) -> None:
-    try:
-        s.close()
-    except OSError:
-        pass
+    def _held_sockets(self) -> list[socket.socket]:
+        return list(self._open_socks)

@@ -5,36 +5,19 @@ from __future__ import annotations
 
 import http.client
 import socket
-import threading
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from cases.loopback_proxy import GatedProxy, _target, is_loopback
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"hello " + self.path.encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+from tests.adapters.http_double import HttpDouble
 
 
 @pytest.fixture
 def double():
-    """A backend test double on 127.0.0.1."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    """A backend test double on 127.0.0.1 (its port)."""
+    with HttpDouble(lambda path: b"hello " + path.encode()) as server:
+        yield server.port
 
 
 def _via(proxy, url):

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 
-from tests.adapters.hooks import (MIB, BigBlobsFromDisk, BlobIds, GitIds, StreamPause, Variant, is_git,
-                                  registrar, repo_name, sha256_hex)
+from tests.adapters.hooks import (MIB, BigBlobsFromDisk, BlobIds, GitIds, PairReplies, StreamPause,
+                                  Variant, is_git, registrar, repo_name, sha256_hex)
 from tests.adapters.proxy import Hooks
 
 CONTROLS: dict[str, Variant] = {}
@@ -86,7 +85,7 @@ class CommitKeyed(BlobIds):
 
 
 @control("out-of-order")
-class OutOfOrder(Hooks):
+class OutOfOrder(PairReplies):
     """Concurrent requests are answered newest first (higher id before lower).
 
     While another request is in flight, a reply is held (up to HOLD_S, so a
@@ -97,28 +96,16 @@ class OutOfOrder(Hooks):
     HOLD_S = 0.3
 
     def __init__(self):
-        self.held: dict | None = None
-        self.lock = threading.Lock()
+        super().__init__()
         self.swapped = 0
 
-    def _release(self, proxy, msg):
-        with self.lock:
-            if self.held is not msg:
-                return
-            self.held = None
-        proxy.send_host(msg)
+    def holds(self, req):
+        return req.method != "initialize"
 
-    def reply(self, proxy, req, msg):
-        if req is None or req.method == "initialize":
-            return msg
-        with self.lock:
-            held, self.held = self.held, None
-            if held is None:
-                if any(rid != req.id for rid in list(proxy.requests)):
-                    self.held = msg
-                    proxy.later(self.HOLD_S, lambda: self._release(proxy, msg))
-                    return None
-                return msg
+    def waits(self, proxy, req):
+        return any(rid != req.id for rid in list(proxy.requests))
+
+    def pair(self, proxy, held, msg):
         first, second = sorted((held, msg), key=lambda m: m.get("id"), reverse=True)
         proxy.send_host(first)
         self.swapped += 1

@@ -13,31 +13,19 @@ Run one: ``python3 tests/mutant_deep.py <switch> <fixture-dir>``.
 from __future__ import annotations
 
 import datetime as _dt
-import http.server
 import itertools
 import re
 import socket
 import subprocess
-import threading
 import urllib.request
 
 from tests.adapters.hooks import Variant, is_git, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
+from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks, error_data, result_of
 
 DEEP_CONTROLS: dict[str, Variant] = {}
 _register = registrar(DEEP_CONTROLS)
-
-
-def kept(switch: str, legal: str, warns: tuple[str, ...] = ()):
-    """A deep control the suite now passes, kept in the self-tests' CONTROLS
-    (tests/test_controls.py); it leaves DEEP_CONTROLS."""
-    from tests.adapters.controls import control as matrix_control
-
-    def add(cls):
-        cls.legal = legal
-        return matrix_control(switch, warns=warns)(cls)
-    return add
 
 
 def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
@@ -55,6 +43,9 @@ def promoted(switch: str, legal: str, warns: tuple[str, ...] = ()):
         cls.legal = legal
         return matrix_control(switch, warns=warns)(cls)
     return add
+
+
+kept = promoted   # the same registration: a deep control kept in CONTROLS
 
 
 # ---------------------------------------------------------------- unknown members that change
@@ -131,6 +122,13 @@ def shorten(value):
     return value[:12] if isinstance(value, str) and HEX40.fullmatch(value) else value
 
 
+def commit_rows(req, result: dict) -> list:
+    """The rows of a repo/log, repo/blame or repo/commit result that carry a
+    commit's author and date (log items, blame ranges, the commit itself)."""
+    return {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
+            "repo/commit": [result]}.get(req.method) or []
+
+
 @kept("abbreviated-commit-ids",
          'RULINGS "Commit ids are in the backend\'s vocabulary: any string that is accepted back as a '
          'ref ... and resolves to the right commit passes, abbreviated or not"; §3.12 reply sha stays full')
@@ -169,9 +167,7 @@ class LoginAuthors(Hooks):
         result = result_of(msg)
         if req is None or result is None:
             return msg
-        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
-                "repo/commit": [result]}.get(req.method) or []
-        for row in rows:
+        for row in commit_rows(req, result):
             if isinstance(row, dict) and "author" in row:
                 row["author"] = self.login(row["author"])
         return msg
@@ -217,9 +213,7 @@ class DateRewrite(Hooks):
         result = result_of(msg)
         if req is None or result is None:
             return msg
-        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
-                "repo/commit": [result]}.get(req.method) or []
-        for row in rows:
+        for row in commit_rows(req, result):
             self._one(row)
         return msg
 
@@ -334,20 +328,8 @@ class TestDouble(Hooks):
     fetch fails, repo/tree answers kind network (what a real adapter does)."""
 
     def start(self, proxy):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):   # noqa: N802 (http.server's spelling)
-                body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4/projects"
+        self.double = HttpDouble(lambda path: b'{"ok": true}')
+        self.url = f"http://127.0.0.1:{self.double.port}/api/v4/projects"
 
     fetched = False
 
@@ -373,8 +355,7 @@ class LoopbackTestDouble(TestDouble):
     """The wrapper's loopback test double listens from the start; the adapter connects to it directly on its first repo/tree."""
 
     def fetch(self, url):
-        host, port = self.server.server_address[:2]
-        with socket.create_connection((host, port), timeout=5) as conn:
+        with socket.create_connection(self.double.address, timeout=5) as conn:
             conn.sendall(b"GET /api/v4/projects HTTP/1.0\r\nHost: test-double\r\n\r\n")
             if not conn.recv(64).startswith(b"HTTP/1."):
                 raise OSError("the test double did not answer HTTP")

@@ -1,10 +1,12 @@
 """Hook building blocks shared by the mutants, the controls and the gates.
 
 Small, parameterised hook sets that several adapters reuse: rewriting blob
-ids everywhere they appear (with the reverse map for repo/blob), rewriting
-the initialize result, rewriting error kinds, delaying stream frames, and
-answering a method with an error. Each adapter in mutants.py / controls.py /
-gates.py is one of these with its parameters, or a few lines of its own.
+ids everywhere they appear (with the reverse map for repo/blob), editing one
+method's results (the initialize result among them), rewriting error kinds,
+delaying stream frames, holding a lock file across a streaming search,
+repeating a stream's batches, pairing concurrent replies, and answering a
+method with an error. Each adapter in mutants*.py / controls*.py / gates.py
+is one of these with its parameters, or a few lines of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -166,17 +169,86 @@ class GitIds(BlobIds):
         return sha if data is None else git_blob_id(data)
 
 
-class InitResult(Hooks):
-    """Rewrite the initialize result with ``edit(result, req)``."""
+class RelistedGenuine(BlobIds):
+    """A BlobIds whose reverse map forgets a fake id once the adapter lists
+    that id unchanged: the latest listing of this id is genuine."""
+
+    def _swap(self, proxy, req, holder, repo, path, ref, where):
+        sha = holder.get("sha")
+        super()._swap(proxy, req, holder, repo, path, ref, where)
+        if holder.get("sha") == sha and isinstance(sha, str):
+            self.back.pop(sha, None)
+
+
+class CachedIds(BlobIds):
+    """Working-tree blob ids cached for the process lifetime under
+    ``key(proxy, repo, path)``: the first id listed for a key is listed ever
+    after."""
+
+    def __init__(self):
+        super().__init__()
+        self.first: dict[tuple, str] = {}
+
+    def key(self, proxy, repo, path) -> tuple:
+        return (repo_name(repo), path)
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        if where != "tree" or ref is not None:
+            return sha
+        return self.first.setdefault(self.key(proxy, repo, path), sha)
+
+
+class ResultEdit(Hooks):
+    """Edit the results of ``method`` for which ``applies(proxy, req)`` holds
+    with ``edit(proxy, req, result)``."""
+
+    method = ""
+
+    def applies(self, proxy, req: Request) -> bool:
+        return True
 
     def edit(self, proxy, req: Request, result: dict) -> None:
         pass
 
     def reply(self, proxy, req, msg):
         result = result_of(msg)
-        if req is not None and req.method == "initialize" and result is not None:
+        if (req is not None and req.method == self.method and result is not None
+                and self.applies(proxy, req)):
             self.edit(proxy, req, result)
         return msg
+
+
+class InitResult(ResultEdit):
+    """Rewrite the initialize result with ``edit(result, req)``."""
+
+    method = "initialize"
+
+
+class OneShotFirstPage(ResultEdit):
+    """One-shot searches (those ``applies`` names) return only their first
+    100 hits (one backend page) with truncated false."""
+
+    method = "search/code"
+
+    def applies(self, proxy, req):
+        return not req.streaming
+
+    def edit(self, proxy, req, result):
+        items = result.get("items") or []
+        if len(items) > 100:
+            result["items"] = items[:100]
+            result["truncated"] = False
+
+
+class EveryBranchDefault(ResultEdit):
+    """repo/refs results (those ``applies`` names) mark every branch default."""
+
+    method = "repo/refs"
+
+    def edit(self, proxy, req, result):
+        for branch in result.get("branches") or []:
+            if isinstance(branch, dict):
+                branch["default"] = True
 
 
 class KindRewrite(Hooks):
@@ -221,6 +293,118 @@ class StreamPause(Hooks):
             if pause > 0:
                 time.sleep(pause)
         return msg
+
+
+class SearchLock(StreamPause):
+    """A streaming search holds the lock file cache_dir/LOCK_NAME from its
+    arrival until its reply goes out, pausing HOLD_S (a legal pause, well
+    inside the inactivity window) before that reply, so a kill after the
+    first batch leaves the lock behind. A subclass calls ``take_lock`` from
+    its ``request`` and says what a start over a left lock does; a lock the
+    process found ``stale`` at its start is not its own to drop."""
+
+    LOCK_NAME = "search.lock"
+    HOLD_S = 1.0
+    stale = False
+
+    def before_reply(self, req):
+        return self.HOLD_S
+
+    @classmethod
+    def lock(cls, proxy) -> Path | None:
+        cache = proxy.init_params.get("cache_dir")
+        return Path(cache) / cls.LOCK_NAME if isinstance(cache, str) else None
+
+    def take_lock(self, proxy, req: Request) -> None:
+        lock = self.lock(proxy)
+        if req.method == "search/code" and req.streaming and lock is not None:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            lock.write_text(str(os.getpid()))
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        lock = self.lock(proxy)
+        if req is not None and req.streaming and lock is not None and not self.stale:
+            try:
+                lock.unlink()
+            except OSError:
+                pass
+        return msg
+
+
+class LastBatch(Hooks):
+    """Remember each stream's last batch (for a partial sent after the reply)."""
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state["last"] = (msg.get("params") or {}).get("items") or []
+        return msg
+
+    @staticmethod
+    def late(req) -> dict:
+        return {"jsonrpc": "2.0", "method": "$/partial",
+                "params": {"id": req.id, "items": req.state.get("last", [])}}
+
+
+class StreamedItemsInReply(Hooks):
+    """A streamed search whose final result ``applies`` repeats every hit it
+    streamed in that reply's items."""
+
+    def applies(self, result: dict) -> bool:
+        return True
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            req.state.setdefault("items", []).extend(hits_of(req, msg))
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.streaming and result is not None and self.applies(result):
+            result["items"] = req.state.get("items", [])
+        return msg
+
+
+class PairReplies(Hooks):
+    """Hold a reply to a request ``holds`` names while ``waits(proxy, req)``
+    (another such request is in flight), up to HOLD_S, so a lone request is
+    never stalled for long; when the next such reply comes,
+    ``pair(proxy, held, msg)`` sends one of the two and returns the other."""
+
+    HOLD_S = 0.3
+
+    def __init__(self):
+        self.held: dict | None = None
+        self.lock = threading.Lock()
+
+    def holds(self, req: Request) -> bool:
+        return True
+
+    def waits(self, proxy, req: Request) -> bool:
+        return False
+
+    def pair(self, proxy, held: dict, msg: dict) -> dict | None:
+        return msg
+
+    def _release(self, proxy, msg):
+        with self.lock:
+            if self.held is not msg:
+                return
+            self.held = None
+        proxy.send_host(msg)
+
+    def reply(self, proxy, req, msg):
+        if req is None or not self.holds(req):
+            return msg
+        with self.lock:
+            held, self.held = self.held, None
+            if held is None:
+                if self.waits(proxy, req):
+                    self.held = msg
+                    proxy.later(self.HOLD_S, lambda: self._release(proxy, msg))
+                    return None
+                return msg
+        return self.pair(proxy, held, msg)
 
 
 class Refuse(Hooks):

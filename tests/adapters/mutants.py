@@ -15,11 +15,11 @@ from __future__ import annotations
 import base64
 import os
 import threading
-from pathlib import Path
 
 from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
+    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, SaltedIds, SearchLock, StreamedItemsInReply,
     Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.proxy import Hooks, hits_of, params_id, result_of
 from tests.adapters import gates
@@ -110,17 +110,8 @@ class IdsSaltedPerCall(BlobIds):
 
 
 @mutant("ids-cached-by-path", "FC-011")
-class IdsCachedByPath(BlobIds):
+class IdsCachedByPath(CachedIds):
     """Working-tree blob ids are cached by (repo, path) for the process lifetime."""
-
-    def __init__(self):
-        super().__init__()
-        self.first: dict[tuple, str] = {}
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref is not None:
-            return sha
-        return self.first.setdefault((repo_name(repo), path), sha)
 
 
 @mutant("ids-by-basename-size", "FC-012")
@@ -316,36 +307,19 @@ class PartialIdEcho(Hooks):
 
 
 @mutant("partial-after-reply", "FC-041")
-class PartialAfterReply(Hooks):
+class PartialAfterReply(LastBatch):
     """A streamed search sends one more $/partial (its last batch again) after its reply."""
-
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state["last"] = (msg.get("params") or {}).get("items") or []
-        return msg
 
     def reply(self, proxy, req, msg):
         if req is not None and req.streaming and req.method == "search/code":
             proxy.send_host(msg)
-            return {"jsonrpc": "2.0", "method": "$/partial",
-                    "params": {"id": req.id, "items": req.state.get("last", [])}}
+            return self.late(req)
         return msg
 
 
 @mutant("items-in-streamed-reply", "FC-042")
-class ItemsInStreamedReply(Hooks):
+class ItemsInStreamedReply(StreamedItemsInReply):
     """A streamed search repeats every streamed hit in its final reply."""
-
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state.setdefault("items", []).extend(hits_of(req, msg))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.streaming and result is not None:
-            result["items"] = req.state.get("items", [])
-        return msg
 
 
 @mutant("stream-stall-4s", "FC-043")
@@ -400,7 +374,7 @@ class CancelAnswersError(Hooks):
 # ---------------------------------------------------------------- lifecycle
 
 @mutant("stale-lock", "FC-050")
-class StaleLock(StreamPause):
+class StaleLock(SearchLock):
     """A streaming search holds a lock file in cache_dir; a start that finds a stale lock fails.
 
     The lock is taken when the search arrives and dropped when its reply goes
@@ -410,35 +384,13 @@ class StaleLock(StreamPause):
     after an interrupted request fails.
     """
 
-    HOLD_S = 1.0
-
-    def before_reply(self, req):
-        return self.HOLD_S
-
-    @staticmethod
-    def lock(proxy) -> Path | None:
-        cache = proxy.init_params.get("cache_dir")
-        return Path(cache) / "search.lock" if isinstance(cache, str) else None
-
     def request(self, proxy, req, msg):
         lock = self.lock(proxy)
         if req.method == "initialize" and lock is not None and lock.exists():
             lock.unlink()
             proxy.error(req, f"another search holds {lock}", kind="provider")
             return None
-        if req.method == "search/code" and req.streaming and lock is not None:
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            lock.write_text(str(os.getpid()))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        msg = super().reply(proxy, req, msg)
-        lock = self.lock(proxy)
-        if req is not None and req.streaming and lock is not None:
-            try:
-                lock.unlink()
-            except OSError:
-                pass
+        self.take_lock(proxy, req)
         return msg
 
 
@@ -552,36 +504,19 @@ class EmptyErrorMessages(Hooks):
 # ---------------------------------------------------------------- bounded compute
 
 @mutant("search-one-page", "FC-070")
-class SearchOnePage(Hooks):
+class SearchOnePage(OneShotFirstPage):
     """One-shot searches return only the first 100 hits (one backend page) without truncated."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "search/code" and not req.streaming and result:
-            items = result.get("items") or []
-            if len(items) > 100:
-                result["items"] = items[:100]
-                result["truncated"] = False
-        return msg
 
 
 # ---------------------------------------------------------------- revisions
 
 @mutant("two-defaults", "FC-090")
-class TwoDefaults(Hooks):
+class TwoDefaults(EveryBranchDefault):
     """repo/refs marks every branch default."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/refs" and result is not None:
-            for branch in result.get("branches") or []:
-                if isinstance(branch, dict):
-                    branch["default"] = True
-        return msg
 
 
 @mutant("tag-tree-worktree-bytes", "FC-091")
-class TagTreeWorktreeBytes(BlobIds):
+class TagTreeWorktreeBytes(RelistedGenuine):
     """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
 
     Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
@@ -634,12 +569,6 @@ class RefIdsFromWorktree(BlobIds):
             return sha
         data = read_worktree(proxy, repo, path)
         return sha if data is None else sha256_hex(data)
-
-    def _swap(self, proxy, req, holder, repo, path, ref, where):
-        sha = holder.get("sha")
-        super()._swap(proxy, req, holder, repo, path, ref, where)
-        if holder.get("sha") == sha and isinstance(sha, str):
-            self.back.pop(sha, None)     # the latest listing of this id is genuine
 
 
 @mutant("log-oldest-first", "FC-094")

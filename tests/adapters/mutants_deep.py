@@ -37,8 +37,9 @@ from pathlib import Path
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, GitIds, InitResult, KindRewrite, Refuse, SaltedIds, StreamPause,
-    Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
+    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, ResultEdit, SaltedIds, SearchLock,
+    StreamedItemsInReply, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
@@ -246,23 +247,16 @@ class IdsPerCallVcs(PerCallIds):
 
 
 @promoted("ids-cached-by-size", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
-class IdsCachedBySize(BlobIds):
+class IdsCachedBySize(CachedIds):
     """Working-tree blob ids are cached by (repo, path, size): a same-size rewrite keeps its id.
 
     Hides on: a rewrite that keeps the file's length; FC-011 appends a line,
     so the size (and the cache key) changes.
     """
 
-    def __init__(self):
-        super().__init__()
-        self.first: dict[tuple, str] = {}
-
-    def fake(self, proxy, req, sha, repo, path, ref, where):
-        if where != "tree" or ref is not None:
-            return sha
+    def key(self, proxy, repo, path):
         data = read_worktree(proxy, repo, path)
-        key = (repo_name(repo), path, -1 if data is None else len(data))
-        return self.first.setdefault(key, sha)
+        return (repo_name(repo), path, -1 if data is None else len(data))
 
 
 @promoted("hit-sha-cached-by-path", "FC-011", '§4: "MUST ... if the bytes change, the id changes"')
@@ -311,20 +305,10 @@ class IdsSaltedPerProcessVcs(SaltedIds):
 
 # ====================================================================== trees and blobs
 
-class TreeEdit(Hooks):
+class TreeEdit(ResultEdit):
     """Edit repo/tree results for which ``applies(req)`` holds."""
 
-    def applies(self, proxy, req) -> bool:
-        return False
-
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/tree" and result is not None and self.applies(proxy, req):
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/tree"
 
 
 @promoted("wide-entry-twice", "FC-020",
@@ -713,20 +697,6 @@ class PartialIdEchoLaterBatches(Hooks):
         return msg
 
 
-class LastBatch(Hooks):
-    """Remember each stream's last batch (for a partial sent after the reply)."""
-
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state["last"] = (msg.get("params") or {}).get("items") or []
-        return msg
-
-    @staticmethod
-    def late(req) -> dict:
-        return {"jsonrpc": "2.0", "method": "$/partial",
-                "params": {"id": req.id, "items": req.state.get("last", [])}}
-
-
 @promoted("partial-late-1s", "FC-041", '§5.3: "MUST ... After N\'s reply there are no more partials for N"')
 class PartialLate1s(LastBatch):
     """A streamed search sends its last batch again 1 s after its reply.
@@ -777,22 +747,14 @@ class StreamedTruncatedFalseWhenCut(Hooks):
 
 @promoted("items-in-truncated-streamed-reply", "FC-042",
       '§5.3: "MUST Metadata-only reply: when the adapter streamed, the final reply has items: []"')
-class ItemsInTruncatedStreamedReply(Hooks):
+class ItemsInTruncatedStreamedReply(StreamedItemsInReply):
     """A stream cut by its limit repeats its streamed hits in the final reply.
 
     Hides on: streams cut by limit; FC-042's stream is complete.
     """
 
-    def partial(self, proxy, req, msg):
-        if req is not None:
-            req.state.setdefault("items", []).extend(hits_of(req, msg))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.streaming and result is not None and result.get("truncated") is True:
-            result["items"] = req.state.get("items", [])
-        return msg
+    def applies(self, result):
+        return result.get("truncated") is True
 
 
 @promoted("bad-item-in-small-batch", "FC-044",
@@ -860,7 +822,7 @@ class CancelOneshotError(Hooks):
 @promoted("stale-vcs-lock", "FC-050",
       '§7.11: "MUST Startup is cheap and idempotent"; §7.1 "MUST Adapters tolerate being killed at '
       'any instant"')
-class StaleVcsLock(StreamPause):
+class StaleVcsLock(SearchLock):
     """A streaming search holds cache_dir/vcs.lock; a process started over a stale lock fails every vcs request.
 
     The search pauses HOLD_S before its final reply, so a kill after the first
@@ -870,18 +832,10 @@ class StaleVcsLock(StreamPause):
     process is asked for alpha only.
     """
 
-    HOLD_S = 1.0
+    LOCK_NAME = "vcs.lock"
 
     def __init__(self):
         self.stale = False
-
-    def before_reply(self, req):
-        return self.HOLD_S
-
-    @staticmethod
-    def lock(proxy) -> Path | None:
-        cache = proxy.init_params.get("cache_dir")
-        return Path(cache) / "vcs.lock" if isinstance(cache, str) else None
 
     def request(self, proxy, req, msg):
         lock = self.lock(proxy)
@@ -891,19 +845,7 @@ class StaleVcsLock(StreamPause):
         if self.stale and is_git(proxy, req.params.get("repo")):
             proxy.error(req, f"{lock} exists: another process is using the repository", kind="provider")
             return None
-        if req.method == "search/code" and req.streaming and lock is not None:
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            lock.write_text(str(os.getpid()))
-        return msg
-
-    def reply(self, proxy, req, msg):
-        msg = super().reply(proxy, req, msg)
-        lock = self.lock(proxy)
-        if req is not None and req.streaming and lock is not None and not self.stale:
-            try:
-                lock.unlink()
-            except OSError:
-                pass
+        self.take_lock(proxy, req)
         return msg
 
 
@@ -1115,28 +1057,21 @@ class FaultEmptyMessage(Hooks):
 @promoted("scoped-search-one-page", "FC-070",
       'RULINGS "Bounded compute": what fails is ... a cut without truncated: true; §3.13 truncated '
       '"true = the result set is provably incomplete"')
-class ScopedSearchOnePage(Hooks):
+class ScopedSearchOnePage(OneShotFirstPage):
     """One-shot repo:-scoped searches return only the first 100 hits (one page) without truncated.
 
     Hides on: repo: qualified searches; FC-070 searches unscoped.
     """
 
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        q = req.params.get("q") if req is not None else None
-        if (req is not None and req.method == "search/code" and not req.streaming and result
-                and isinstance(q, str) and "repo:" in q):
-            items = result.get("items") or []
-            if len(items) > 100:
-                result["items"] = items[:100]
-                result["truncated"] = False
-        return msg
+    def applies(self, proxy, req):
+        q = req.params.get("q")
+        return not req.streaming and isinstance(q, str) and "repo:" in q
 
 
 # ====================================================================== revisions
 
 @promoted("refs-defaults-from-second-call", "FC-090", '§3.6: "MUST default: true marks at most one branch"')
-class RefsDefaultsFromSecondCall(Hooks):
+class RefsDefaultsFromSecondCall(EveryBranchDefault):
     """From the second repo/refs call of a process on, every branch is marked default.
 
     Hides on: later calls (FC-091 reads refs again); FC-090 reads the first.
@@ -1145,15 +1080,10 @@ class RefsDefaultsFromSecondCall(Hooks):
     def __init__(self):
         self.calls = 0
 
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/refs" and result is not None:
-            self.calls += 1
-            if self.calls > 1:
-                for branch in result.get("branches") or []:
-                    if isinstance(branch, dict):
-                        branch["default"] = True
-        return msg
+    def edit(self, proxy, req, result):
+        self.calls += 1
+        if self.calls > 1:
+            super().edit(proxy, req, result)
 
 
 @promoted("short-hex-unknown-ref-default", "FC-092", '§3.3: "MUST Unknown ref → error"')
@@ -1182,7 +1112,7 @@ class ShortHexUnknownRefDefault(Hooks):
 @promoted("tag-ids-from-main", "FC-093",
       '§4: "MUST (one-directional change rule) If a path\'s bytes differ between two refs, the ids ... '
       'differ"')
-class TagIdsFromMain(BlobIds):
+class TagIdsFromMain(RelistedGenuine):
     """Trees at tags report main's id for every path main has; repo/blob resolves an id by the latest tree that listed it.
 
     Hides on: tags (v0.1 differs from main in most files); FC-093 compares
@@ -1206,27 +1136,11 @@ class TagIdsFromMain(BlobIds):
         tags = set(git_lines(proxy, repo, "tag", "--list"))
         return (self.main_id(proxy, repo, path) or sha) if ref in tags else sha
 
-    def _swap(self, proxy, req, holder, repo, path, ref, where):
-        sha = holder.get("sha")
-        super()._swap(proxy, req, holder, repo, path, ref, where)
-        if holder.get("sha") == sha and isinstance(sha, str):
-            self.back.pop(sha, None)     # the latest listing of this id is genuine
 
-
-class LogEdit(Hooks):
+class LogEdit(ResultEdit):
     """Edit repo/log results for which ``applies`` holds."""
 
-    def applies(self, proxy, req) -> bool:
-        return False
-
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/log" and result is not None and self.applies(proxy, req):
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/log"
 
 
 @promoted("log-path-at-ref-oldest-first", "FC-094", '§3.7: "MUST Newest first"')

@@ -10,11 +10,10 @@ not look first: another commit, method, repository or ref.
 from __future__ import annotations
 
 import subprocess
-import threading
 from pathlib import Path
 
-from tests.adapters.hooks import (BlobIds, KindRewrite, fixture_repos, git_blob_id, is_git,
-                                  read_worktree, repo_name)
+from tests.adapters.hooks import (BlobIds, KindRewrite, PairReplies, ResultEdit, fixture_repos,
+                                  git_blob_id, is_git, read_worktree, repo_name)
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -28,17 +27,10 @@ def git_out(proxy, repo, *args: str) -> bytes:
     return run.stdout if run.returncode == 0 else b""
 
 
-class CommitReply(Hooks):
+class CommitReply(ResultEdit):
     """Rewrite repo/commit results with ``edit(proxy, req, result)``."""
 
-    def edit(self, proxy, req, result: dict) -> None:
-        pass
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/commit" and result is not None:
-            self.edit(proxy, req, result)
-        return msg
+    method = "repo/commit"
 
 
 def commit_files(result: dict) -> list[dict]:
@@ -170,7 +162,7 @@ class RootTruncated(CommitReply):
 # ---------------------------------------------------------------- transport
 
 @mutant("concurrent-blobs-swapped", "FC-120")
-class ConcurrentBlobsSwapped(Hooks):
+class ConcurrentBlobsSwapped(PairReplies):
     """Replies to repo/blob requests in flight together are sent under each other's ids.
 
     A blob reply is held (up to HOLD_S) while another repo/blob request is
@@ -180,29 +172,13 @@ class ConcurrentBlobsSwapped(Hooks):
 
     HOLD_S = 0.5
 
-    def __init__(self):
-        self.held: dict | None = None
-        self.lock = threading.Lock()
+    def holds(self, req):
+        return req.method == "repo/blob"
 
-    def _release(self, proxy, msg):
-        with self.lock:
-            if self.held is not msg:
-                return
-            self.held = None
-        proxy.send_host(msg)
+    def waits(self, proxy, req):
+        return any(r.method == "repo/blob" and r.id != req.id for r in list(proxy.requests.values()))
 
-    def reply(self, proxy, req, msg):
-        if req is None or req.method != "repo/blob":
-            return msg
-        with self.lock:
-            held, self.held = self.held, None
-            if held is None:
-                if any(r.method == "repo/blob" and r.id != req.id
-                       for r in list(proxy.requests.values())):
-                    self.held = msg
-                    proxy.later(self.HOLD_S, lambda: self._release(proxy, msg))
-                    return None
-                return msg
+    def pair(self, proxy, held, msg):
         held["id"], msg["id"] = msg["id"], held["id"]
         proxy.send_host(held)
         return msg
