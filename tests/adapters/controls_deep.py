@@ -19,7 +19,7 @@ import socket
 import subprocess
 import urllib.request
 
-from tests.adapters.hooks import Variant, is_git, registrar, repo_name
+from tests.adapters.hooks import Variant, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
 from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks, error_data, result_of

@@ -219,7 +219,7 @@ class ResultEdit(Hooks):
 
 
 class InitResult(ResultEdit):
-    """Rewrite the initialize result with ``edit(result, req)``."""
+    """Rewrite the initialize result with ``edit(proxy, req, result)``."""
 
     method = "initialize"
 

@@ -53,15 +53,6 @@ MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 BRANCH_REFS = (None, MAIN, FEATURE)   # the refs the revision cases sample first
 
 
-def promoted(switch: str, owner: str, rule: str):
-    """A deep mutant its owner now catches exactly, promoted into the matrix
-    (MUTANTS, checked by tests/test_mutants.py); it leaves DEEP."""
-    def add(cls):
-        cls.rule, cls.owner = rule, owner
-        return mutant(switch, owner)(cls)
-    return add
-
-
 def deep(switch: str, owner: str, rule: str):
     """Register a deep mutant: ``owner`` is the one case id it must fail,
     ``rule`` the PROTOCOL.md section and MUST it breaks."""
