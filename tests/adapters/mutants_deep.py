@@ -1367,7 +1367,7 @@ class TreeAtCommitIdServesDefault(Hooks):
         return dict(msg, params=dict(msg["params"], ref=None))
 
 
-# ====================================================================== frames (no owner yet)
+# ====================================================================== frames
 
 @promoted("banner-on-stdout", "FC-123", '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
 class BannerOnStdout(Hooks):
@@ -1474,6 +1474,22 @@ class RequestToHost(Hooks):
             self.next_id += 1
             proxy.send_host({"jsonrpc": "2.0", "id": self.next_id, "method": "window/showMessage",
                              "params": {"type": 3, "message": "search finished"}})
+        return msg
+
+
+@promoted("error-reply-with-result", "FC-124",
+          '§1.2: "MUST ... A reply repeats the request\'s id and contains exactly one of result / '
+          'error"; §6.1: "MUST An error reply has the request\'s id and no result"')
+class ErrorReplyWithResult(Hooks):
+    """Error replies of repo/blob_at and repo/log also carry "result": null.
+
+    Hides on: the error replies of revision methods; the host reads them as
+    errors all the same (an error member decides), so no error case sees it.
+    """
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method in ("repo/blob_at", "repo/log") and "error" in msg:
+            return {**msg, "result": None}
         return msg
 
 
