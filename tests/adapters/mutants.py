@@ -516,7 +516,7 @@ class TwoDefaults(EveryBranchDefault):
 
 
 @mutant("tag-tree-worktree-bytes", "FC-091")
-class TagTreeWorktreeBytes(RelistedGenuine):
+class TagTreeWorktreeBytes(BlobIds):
     """Trees at refs other than main/feature list the checked-out files' ids (so their bytes) where the path exists.
 
     Hides on: tags and commit ids as ref; FC-091 fetches bytes at main and
@@ -554,7 +554,7 @@ class UnknownRefDefault(Hooks):
 
 
 @mutant("ref-ids-from-worktree", "FC-093")
-class RefIdsFromWorktree(BlobIds):
+class RefIdsFromWorktree(RelistedGenuine):
     """Blob ids at a ref are the checked-out (default branch) file's ids; blobs resolve by the last tree listed.
 
     Trees at refs and blob_at report, for every path that exists in the
