@@ -360,11 +360,10 @@ class Child:
             if self._ps.is_running():
                 add_with_descendants(self._ps)
             me = os.getpid()
-            for proc in psutil.process_iter(["environ"], ad_value=None):
+            for proc in psutil.process_iter(["create_time"], ad_value=None):
                 if proc.pid == me or proc.pid in found:
                     continue
-                environ = proc.info.get("environ")
-                if environ and environ.get(MARKER_VAR) == self.tag:
+                if _marker_of(proc) == self.tag:
                     add_with_descendants(proc)
             for pid, proc in list(self._seen.items()):
                 if pid not in found and proc.is_running():
@@ -691,6 +690,40 @@ def _pgid(pid: int) -> int | None:
         return os.getpgid(pid)
     except OSError:
         return None
+
+
+# (pid, start time) -> the MARKER_VAR value its environment had when first
+# read. Only an ancestor in a spawn's tree can hand a process the marker (a
+# fork copies the parent's environment), so the first reading stays true for
+# what tree() needs: a marked process that later execs without it stays found
+# (as _seen also ensures), and no unmarked process can come to carry this
+# spawn's tag. Each process is thus read once a run instead of at every scan
+# of every spawn: with several suites on one machine, reading every process's
+# environment at each scan was a large part of a run's CPU. A failed read,
+# or a process whose start time cannot be read, is not remembered.
+_MARKS: dict[tuple[int, float], str | None] = {}
+_MARKS_LOCK = threading.Lock()
+_MARKS_MAX = 8192
+
+
+def _marker_of(proc: psutil.Process) -> str | None:
+    started = getattr(proc, "info", {}).get("create_time")
+    key = (proc.pid, started)
+    if started is not None:
+        with _MARKS_LOCK:
+            if key in _MARKS:
+                return _MARKS[key]
+    try:
+        environ = proc.environ()
+    except psutil.Error:   # gone, a zombie, or not ours to read: not one of ours now
+        return None
+    value = environ.get(MARKER_VAR) if environ else None
+    if started is not None:
+        with _MARKS_LOCK:
+            if len(_MARKS) >= _MARKS_MAX:
+                _MARKS.clear()    # bounded; what is dropped is only read again
+            _MARKS[key] = value
+    return value
 
 
 def _alive(proc: psutil.Process) -> bool:
