@@ -333,10 +333,13 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
                      key=lambda m: _run_order(Path(m).stem.removeprefix("test_")))
     if not modules:
         raise UsageError("no case module implements the selected cases yet")
-    temp = make_temp_area("forge-preflight-")
-    materialized = None
+    materialized = temp = None
+    # The stop handlers go in before the temp area is made: until then a
+    # Ctrl-C ends the process at once (invocation.quiet_interrupts), which
+    # would leave the folder behind.
     previous = _catch_stop_signals()
     try:
+        temp = make_temp_area("forge-preflight-")
         materialized = preflight(settings, temp)
         return _pytest(args, adapter, selected, modules, materialized.path)
     except KeyboardInterrupt:
@@ -348,7 +351,8 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
     finally:
         if materialized is not None:
             materialized.cleanup()
-        shutil.rmtree(temp, ignore_errors=True)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
         _restore(previous)
 
 
