@@ -1367,6 +1367,24 @@ class TreeAtCommitIdServesDefault(Hooks):
         return dict(msg, params=dict(msg["params"], ref=None))
 
 
+@promoted("commit-id-tree-drops-readme", "FC-132",
+          '§3.7: "MUST Every sha listed is accepted back as a ref"; §3.3: "one entry per path"')
+class CommitIdTreeDropsReadme(TreeEdit):
+    """Trees at a full commit id leave out README.md (a path every commit has).
+
+    Hides on: trees at commit ids; FC-020 sweeps branch and tag names, and the
+    path does not tell one commit from another.
+    """
+
+    def applies(self, proxy, req):
+        ref = ref_of(req)
+        return isinstance(ref, str) and re.fullmatch(r"[0-9a-f]{40}", ref) is not None
+
+    def edit(self, proxy, req, result):
+        result["entries"] = [e for e in result.get("entries") or []
+                             if not (isinstance(e, dict) and e.get("path") == "README.md")]
+
+
 # ====================================================================== frames
 
 @promoted("banner-on-stdout", "FC-123", '§7.2: "MUST NOT Adapters write anything except protocol messages to stdout"')
