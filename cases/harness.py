@@ -233,6 +233,7 @@ class Harness:
         text = self.fixture_changes(f"during the {group} group")
         if text is None:
             return
+        text += "; the next group gets a fresh copy"
         self.notes.append(text)
         stale = [m for m in self.owned if Path(m.path) == self._fx.path]
         fresh = self._materialize()
@@ -257,8 +258,7 @@ class Harness:
                       if now[p] != before[p] and not stat.S_ISDIR(now[p][2])])
         shown = ", ".join(changes[:3]) + (f" (and {len(changes) - 3} more)"
                                           if len(changes) > 3 else "")
-        return (f"the adapter modified the fixture copy it serves {when}: "
-                f"{shown}; the next group gets a fresh copy")
+        return f"the adapter modified the fixture copy it serves {when}: {shown}"
 
     def forget(self, provider) -> None:
         """A closed provider: drop it (its transcript can be megabytes), keeping

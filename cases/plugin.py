@@ -263,7 +263,8 @@ def _forge_group(request):
     slot = GroupSlot(h, name)
     yield slot
     slot.retire_after_tail()   # late frames are the monitor's to judge, not lost with the process
-    h.drain()               # every process of the group is gone before the copy is judged
+    h.drain()               # the group's other processes are gone before the copy is judged
+    #                         (one still in its window is judged again by end_tails)
     h.check_fixture(name)   # fails the group's last case if the copy was changed
 
 
