@@ -22,7 +22,9 @@ Exit codes:
          says why.
     130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the adapter's tree is stopped
          and the JSON report is still written, cases that did not run marked
-         "not run (interrupted)"; a second signal does not cut that short.
+         "not run (interrupted)"; a second signal does not cut that short, and
+         a stop still going on after STOP_BOUND_S (a suite bug) ends with the
+         thread stacks on stderr.
 
 ``python3 run --self-test [pytest args]`` runs the suite's self-tests
 (pytest over tests/); "no tests collected" counts as a failure (exit 1).
@@ -377,7 +379,40 @@ def _restore(previous: dict) -> None:
 def _interrupt(signum, frame):
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    _arm_stop_bound()
     raise KeyboardInterrupt
+
+
+# Every wait of the stop is bounded (each tree by wire.process, the trees in
+# parallel by the harness): a few seconds in all. STOP_BOUND_S is far past
+# that. Should a stop still be going on then, that is a bug of the suite's:
+# the run says so on stderr with every thread's stack (for the bug report),
+# SIGKILLs the adapters' groups it still knows and exits 130. A stop signal
+# never leaves the run hanging.
+STOP_BOUND_S = 30.0
+
+
+def _arm_stop_bound() -> None:
+    import threading
+    threading.Thread(target=_stop_bound, args=(STOP_BOUND_S,), name="forge-stop-bound",
+                     daemon=True).start()   # a daemon: a run that ends in time never waits it
+
+
+def _stop_bound(bound_s: float) -> None:
+    import threading
+    threading.Event().wait(bound_s)   # a deadline: nothing sets this event
+    try:
+        os.write(2, f"{PROG}: the stop took over {bound_s:g} s, which is a bug of the suite; "
+                    "exiting (please report it with the thread stacks below)\n".encode())
+        import faulthandler
+        faulthandler.dump_traceback(file=2, all_threads=True)
+    except OSError:
+        pass
+    finally:
+        process = sys.modules.get("wire.process")   # not imported: no adapter started
+        if process is not None:
+            process.kill_every_tree()
+        os._exit(EXIT_INTERRUPTED)
 
 
 def preflight(settings, temp: Path):

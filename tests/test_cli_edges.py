@@ -186,3 +186,44 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
     assert cases["FC-032"]["message"] == "not run (interrupted)", run.describe()
     assert cases["FC-090"]["message"] == "not selected", run.describe()
     assert run.report.get("interrupted") is True, run.report.get("interrupted")
+
+
+# A stop that never ends, as a bug of the suite's would make it: the stop
+# signal's handler arms the bound, and the program then blocks for good.
+_ENDLESS_STOP = r"""
+import os, signal, sys, threading
+sys.path.insert(0, sys.argv[1])
+from cases import cli
+from wire.process import Child
+cli.STOP_BOUND_S = float(sys.argv[2])
+child = Child.spawn(["sleep", "120"], env=None)
+print(child.pid, flush=True)
+cli._catch_stop_signals()
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    threading.Event().wait(120)
+except KeyboardInterrupt:
+    threading.Event().wait(120)   # the stop that never ends
+"""
+
+
+def test_a_stop_that_overruns_its_bound_exits_130_with_the_stacks_and_kills_the_adapters():
+    """Past cli.STOP_BOUND_S after the first stop signal the run exits 130, says
+    that this is a bug of the suite, prints every thread's stack for the report
+    and SIGKILLs the adapter groups still open: a Ctrl-C never leaves it hanging."""
+    import psutil
+    bound_s = 0.5
+    proc = subprocess.run([sys.executable, "-c", _ENDLESS_STOP, str(harness.REPO), str(bound_s)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert f"the stop took over {bound_s:g} s, which is a bug of the suite" in proc.stderr
+    assert "Current thread 0x" in proc.stderr and "most recent call first" in proc.stderr, \
+        proc.stderr
+    pid = int(proc.stdout.split()[0])
+    try:
+        left = psutil.Process(pid)
+        left.wait(10)   # gone once whoever inherited it reaps it
+    except psutil.NoSuchProcess:
+        return
+    except psutil.TimeoutExpired:
+        assert left.status() == psutil.STATUS_ZOMBIE, f"the adapter {pid} outlived the run"

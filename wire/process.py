@@ -217,6 +217,7 @@ class Child:
         self._writers = 0
         self._stdin_closing = False
         self._closed = False
+        _LIVE.add(self)
 
     # ----------------------------------------------------------------- spawn
 
@@ -453,6 +454,7 @@ class Child:
                 return
             self.kill()
             self._closed = True
+            _LIVE.discard(self)
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             if self._pidfd_finalizer is not None:
@@ -702,6 +704,23 @@ def _pgid(pid: int) -> int | None:
 # environment at each scan was a large part of a run's CPU. A failed read,
 # or a process whose start time cannot be read, is not remembered.
 _MARKS: dict[tuple[int, float], str | None] = {}
+# Every Child not closed yet, for the last resort below.
+_LIVE: "weakref.WeakSet[Child]" = weakref.WeakSet()
+
+
+def kill_every_tree() -> None:
+    """Last resort of a process that must exit now (the CLI's stop bound ran
+    out): SIGKILL the process group of every child not closed yet, without
+    a lock, a scan or a wait. Best effort; the orderly path is Child.kill()."""
+    for child in list(_LIVE):
+        if child._proc.returncode is not None:
+            continue   # reaped: its pid, and so the group id, may be someone else's now
+        try:
+            os.killpg(child.pid, signal.SIGKILL)   # spawned with its own session
+        except OSError:
+            pass
+
+
 _MARKS_LOCK = threading.Lock()
 _MARKS_MAX = 8192
 
