@@ -40,7 +40,7 @@ from tests.adapters.hooks import (
     MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
     LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, ResultEdit, SaltedIds, SearchLock,
     StreamedItemsInReply, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
-from tests.adapters.mutants import FAULTS, UnknownParamsError, mutant
+from tests.adapters.mutants import AnswersNotifications, CanaryGet, FAULTS, UnknownParamsError, mutant
 from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_of
 
 DEEP: dict[str, Variant] = {}
@@ -884,6 +884,18 @@ class NetworkOnReinitialize(Hooks):
         return msg
 
 
+@promoted("canary-get-on-respawn", "FC-052",
+          '§2.1: "MUST NOT Perform network I/O or credential lookups while answering initialize"')
+class CanaryGetOnRespawn(CanaryGet):
+    """A respawned generation's initialize (id != 1: not the process's first start) makes an HTTP GET to FORGE_CANARY_URL before answering.
+
+    Hides on: the first start, which FC-052 judges first.
+    """
+
+    def request(self, proxy, req, msg):
+        return msg if req.id == 1 else super().request(proxy, req, msg)
+
+
 PROBED_BY_FC053 = ("repo/tree", "repo/blob", "repo/web_url", "repo/clone_url")
 
 
@@ -900,6 +912,18 @@ class UnknownParamsErrorUnprobed(UnknownParamsError):
     def request(self, proxy, req, msg):
         probed = req.method in PROBED_BY_FC053 or (req.method == "search/code" and not req.streaming)
         return msg if probed else super().request(proxy, req, msg)
+
+
+@promoted("answers-array-params-notification", "FC-054",
+          '§1.2: "MUST Notifications (messages with no id) are never answered"')
+class AnswersArrayParamsNotification(AnswersNotifications):
+    """Only a notification whose params is an array is answered {"id": null, "error": method not found}.
+
+    Hides on: $/progress, window/logMessage and the cancel for an id never issued, which FC-054 sends first.
+    """
+
+    def notification(self, proxy, msg):
+        return super().notification(proxy, msg) if isinstance(msg.get("params"), list) else msg
 
 
 @deep("notification-answered-late", "FC-054", '§1.2: "MUST Notifications (messages with no id) are never answered"')
