@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None, *, launcher: str | None = None) -> int:
     except UsageError as exc:
         _say(str(exc))
         return EXIT_CANNOT_RUN
-    except KeyboardInterrupt:   # before the run's own handlers (imports, parsing)
+    except KeyboardInterrupt:   # before the run's own handlers, or during its last cleanup
+        LEFTOVERS.drop()        # (stop signals are ignored by now: this ends)
         _say("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:   # `python3 run --list | head`
@@ -335,27 +336,54 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
                      key=lambda m: _run_order(Path(m).stem.removeprefix("test_")))
     if not modules:
         raise UsageError("no case module implements the selected cases yet")
-    materialized = temp = None
+    watch = _Watch()
     # The stop handlers go in before the temp area is made: until then a
     # Ctrl-C ends the process at once (invocation.quiet_interrupts), which
     # would leave the folder behind.
     previous = _catch_stop_signals()
     try:
         temp = make_temp_area("forge-preflight-")
+        LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         materialized = preflight(settings, temp)
-        return _pytest(args, adapter, selected, modules, materialized.path)
+        LEFTOVERS.add(materialized.cleanup, first=True)
+        return _pytest(args, adapter, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")
-        if args.json:
+        if args.json and watch.report is None:   # (a signal after the run keeps its report)
             rep = report.skeleton(settings.adapter, interrupted=True, selected=selected)
             report.write_json(Path(args.json), rep)
         return EXIT_INTERRUPTED
     finally:
-        if materialized is not None:
-            materialized.cleanup()
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        LEFTOVERS.drop()
         _restore(previous)
+
+
+class _Leftovers:
+    """What a run must remove before the process ends (the pre-flight's temp
+    area). A stop signal can land at any instant, also inside this cleanup or
+    just before it: the first one raises KeyboardInterrupt and sets the stop
+    signals to be ignored, so ``drop`` (called by run_suite and again by
+    main) finishes the job once that has passed through."""
+
+    def __init__(self):
+        self._steps: list = []
+
+    def add(self, step, *, first: bool = False) -> None:
+        self._steps.insert(0, step) if first else self._steps.append(step)
+
+    def drop(self) -> None:
+        interrupted = False
+        while self._steps:
+            try:
+                self._steps[0]()
+                self._steps.pop(0)
+            except KeyboardInterrupt:
+                interrupted = True   # the later signals are ignored: the next round ends it
+        if interrupted:
+            raise KeyboardInterrupt
+
+
+LEFTOVERS = _Leftovers()
 
 
 # Ctrl-C, a CI timeout's SIGTERM, a closed terminal's SIGHUP: all stop the run
@@ -472,7 +500,7 @@ class _Watch:
 
 
 def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
-            fixture_dir: Path) -> int:
+            fixture_dir: Path, watch: "_Watch") -> int:
     import pytest
     from cases import plugin
     pargs = [*modules, "-v" if args.verbose else "-q", "--no-header",
@@ -492,7 +520,6 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
     if args.strict:
         pargs.append("--forge-strict")
     pargs += getattr(args, "pytest_args", [])
-    watch = _Watch()
     # Only our plugin: third-party plugins installed beside pytest (hypothesis,
     # benchmark, ...) cost import time and have nothing to say about cases.
     saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")

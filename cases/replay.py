@@ -520,16 +520,16 @@ def main(path: Path, adapter: list[str]) -> int:
             settings = Settings.from_env(adapter)
         except UsageError as exc:
             raise ReplayError(str(exc)) from None
+        from cases.cli import LEFTOVERS   # removed even when a stop signal lands in the cleanup
         temp = make_temp_area("forge-replay-")
-        materialized = None
+        LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         try:
             materialized = fixture.materialize(temp)
+            LEFTOVERS.add(materialized.cleanup, first=True)
             r = Replay(rows, settings, Path(materialized.path), temp)
             r.run()
         finally:
-            if materialized is not None:
-                materialized.cleanup()
-            shutil.rmtree(temp, ignore_errors=True)
+            LEFTOVERS.drop()
     except ReplayError as exc:
         _say(str(exc))
         return 2

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -336,3 +337,41 @@ def test_ctrl_c_at_any_instant_after_start_up_is_one_line(tmp, tmp_path):
             assert "interrupted" in stderr
         if "preflight" in stdout or "FC-001" in stdout:
             assert out.exists()
+
+
+CLEANUP_STEP_S = 0.004   # the end of a run (report, adapters stopped, temp area removed) lasts ~30 ms
+
+
+def test_ctrl_c_as_the_run_ends_keeps_its_report_and_leaves_no_temp_area(tmp, tmp_path):
+    """SIGINT at stepped instants after the last case's line: the run still
+    ends with one line at most (exit 0, 130 or the shell's SIGINT once Python
+    is finishing), keeps the report it wrote (all five cases, not a "not run"
+    skeleton) and removes its pre-flight temp area, also when the signal lands
+    inside that cleanup."""
+    out = tmp_path / "r.json"
+    areas = tmp_path / "areas"
+    areas.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in KNOBS}
+    env.update(TMPDIR=str(tmp), FORGE_TMPDIR=str(areas))
+    for step in range(10):
+        out.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, str(RUN), "--group", "handshake", "--json",
+                                 str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        head = []
+        for line in proc.stdout:
+            head.append(line)
+            if "FC-005" in line:
+                break
+        threading.Event().wait(step * CLEANUP_STEP_S)   # the instant stepped through is the test
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+        stdout = "".join(head) + stdout
+        when = f"{step * CLEANUP_STEP_S * 1000:.0f} ms after FC-005's line"
+        assert "the stop took over" not in stderr, (when, stderr[-6000:])
+        assert "Traceback" not in stdout + stderr, (when, stderr[-2000:])
+        assert proc.returncode in (0, 130, -signal.SIGINT), (when, proc.returncode, stderr)
+        assert not list(areas.iterdir()), (when, sorted(p.name for p in areas.iterdir()))
+        rep = json.loads(out.read_text("utf-8"))
+        ran = [c["id"] for c in rep["cases"] if c["outcome"] == "passed"]
+        assert len(ran) == 5, (when, rep["summary"])
