@@ -64,22 +64,20 @@ the method handlers; the stdio server; main().
 
 from __future__ import annotations
 
-import base64
-import concurrent.futures
+# Every start pays for what is imported here (the host starts an adapter per
+# session and again after a crash), so modules only some requests need
+# (subprocess for git, traceback, pathlib, shutil) are imported where used.
+import binascii
 import hashlib
 import json
 import os
+import queue
 import re
-import shutil
 import stat
-import subprocess
 import sys
 import threading
 import time
-import traceback
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 PROTOCOL = 1
 NAME = "fs"
@@ -167,6 +165,16 @@ def invalid_params(message: str) -> RpcError:
 
 # -- small helpers: ids, dates, params, paths ---------------------------------------
 
+def b64(data: bytes) -> str:
+    """Strict base64 (RFC 4648: padded, no line breaks), as bytes_b64 wants."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def _traceback_text() -> str:
+    import traceback
+    return traceback.format_exc()
+
+
 def blob_id(data: bytes) -> str:
     """Content id of a blob: the hex sha256 of its bytes (same bytes, same id, anywhere)."""
     return hashlib.sha256(data).hexdigest()
@@ -234,16 +242,19 @@ def _racy(st: os.stat_result, seen_at_ns: int) -> bool:
     return seen_at_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_WINDOW_NS
 
 
-@dataclass
 class FileInfo:
     """What we know of one file's bytes: id, size, and (for text) its decoded contents."""
-    key: tuple
-    trusted: bool                 # False while the file is "racy" (recently changed)
-    sha: str
-    size: int
-    binary: bool
-    text: str | None = None       # decoded text (invalid UTF-8 replaced), None if binary
-    lower: str | None = None      # text.lower(), what search looks in
+    __slots__ = ("key", "trusted", "sha", "size", "binary", "text", "lower")
+
+    def __init__(self, key: tuple, trusted: bool, sha: str, size: int, binary: bool,
+                 text: str | None = None, lower: str | None = None):
+        self.key = key
+        self.trusted = trusted    # False while the file is "racy" (recently changed)
+        self.sha = sha
+        self.size = size
+        self.binary = binary
+        self.text = text          # decoded text (invalid UTF-8 replaced), None if binary
+        self.lower = lower        # text.lower(), what search looks in
 
 
 _files: dict[str, FileInfo] = {}
@@ -311,7 +322,20 @@ def list_dir(abspath: str) -> list[tuple[str, str]]:
 
 # -- git --------------------------------------------------------------------------
 
-GIT = shutil.which("git")
+_git_path: list[str] = []   # git's path once looked up ("" if not on PATH)
+
+
+def git_executable() -> str | None:
+    """git on PATH (like shutil.which, without its import at every start)."""
+    if not _git_path:
+        found = ""
+        for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            candidate = os.path.join(folder or os.curdir, "git")
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                found = candidate
+                break
+        _git_path.append(found)
+    return _git_path[0] or None
 
 
 def _git_env() -> dict[str, str]:
@@ -347,7 +371,8 @@ def git(repo_dir: str, *args: str, input: bytes | None = None) -> bytes:
     Output is always captured: a git that inherited our stdout could write
     into the protocol stream, and could hold the pipe open after we die.
     """
-    argv = [GIT or "git", "--no-pager", *args]
+    import subprocess
+    argv = [git_executable() or "git", "--no-pager", *args]
     proc = subprocess.run(argv, cwd=repo_dir, env=GIT_ENV, input=input,
                           stdin=None if input is not None else subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -357,12 +382,14 @@ def git(repo_dir: str, *args: str, input: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-@dataclass
 class GitEntry:
-    path: str
-    type: str                      # "blob" or "tree"
-    oid: str                       # git's object id
-    size: int | None
+    __slots__ = ("path", "type", "oid", "size")
+
+    def __init__(self, path: str, type: str, oid: str, size: int | None):
+        self.path = path
+        self.type = type           # "blob" or "tree"
+        self.oid = oid             # git's object id
+        self.size = size
 
 
 # Git objects are immutable, so this cache never needs invalidating.
@@ -678,7 +705,7 @@ class Catalog:
         if name not in self.names():
             raise not_found(f"no repository {repo_id!r} (served: {', '.join(self.names())})")
         path = os.path.join(self.root, name)
-        is_git = GIT is not None and os.path.exists(os.path.join(path, ".git"))
+        is_git = git_executable() is not None and os.path.exists(os.path.join(path, ".git"))
         with self._lock:
             repo = self._repos.get(name)
             if repo is None or repo.is_git != is_git:
@@ -688,7 +715,7 @@ class Catalog:
     def capabilities(self) -> dict:
         """Computed once, so every initialize in this process gets the same answer."""
         if self._capabilities is None:
-            has_git = GIT is not None and any(
+            has_git = git_executable() is not None and any(
                 os.path.exists(os.path.join(self.root, n, ".git")) for n in self.names())
             self._capabilities = {"orgs": True, "code_search": True, "file_search": True,
                                   "refs": has_git, "log": has_git, "blame": has_git,
@@ -711,13 +738,14 @@ LANGUAGES = {
 }
 
 
-@dataclass
 class Query:
     """A parsed search/code `q`. Terms are lower-cased; qualifier values are kept as typed."""
-    terms: list[str] = field(default_factory=list)
-    not_terms: list[str] = field(default_factory=list)
-    quals: dict[str, list[str]] = field(default_factory=dict)       # key -> values (OR)
-    not_quals: dict[str, list[str]] = field(default_factory=dict)
+
+    def __init__(self):
+        self.terms: list[str] = []
+        self.not_terms: list[str] = []
+        self.quals: dict[str, list[str]] = {}       # key -> values (OR)
+        self.not_quals: dict[str, list[str]] = {}
 
     def positive(self) -> bool:
         return bool(self.terms or self.quals)
@@ -897,12 +925,14 @@ def run_search(catalog: Catalog, q: str, limit: int | None, call: "CallContext")
 
 # -- the methods ------------------------------------------------------------------
 
-@dataclass
 class CallContext:
     """What a handler may use besides its params: streaming and cancellation."""
-    streaming: bool
-    cancelled: threading.Event
-    send_partial: object = None                       # callable(items) when streaming
+    __slots__ = ("streaming", "cancelled", "send_partial")
+
+    def __init__(self, streaming: bool, cancelled: threading.Event, send_partial=None):
+        self.streaming = streaming
+        self.cancelled = cancelled
+        self.send_partial = send_partial              # callable(items) when streaming
 
 
 def m_initialize(cat: Catalog, params: dict, call: CallContext) -> dict:
@@ -946,7 +976,7 @@ def m_repo_tree(cat: Catalog, params: dict, call: CallContext) -> dict:
 def m_repo_blob(cat: Catalog, params: dict, call: CallContext) -> dict:
     repo = cat.repo(param_str(params, "repo", required=True))
     data = repo.blob_bytes(param_str(params, "sha", required=True))
-    return {"bytes_b64": base64.b64encode(data).decode("ascii")}
+    return {"bytes_b64": b64(data)}
 
 
 def m_repo_blob_at(cat: Catalog, params: dict, call: CallContext) -> dict:
@@ -957,12 +987,12 @@ def m_repo_blob_at(cat: Catalog, params: dict, call: CallContext) -> dict:
         abspath, st, info = repo.file_at_worktree(path)
         check_blob_size(info.size, path)
         data = read_entry_bytes(abspath, st)
-        return {"bytes_b64": base64.b64encode(data).decode("ascii"), "sha": blob_id(data)}
+        return {"bytes_b64": b64(data), "sha": blob_id(data)}
     entry = next((e for e in repo.git_tree(repo.resolve(ref)) if e.path == path), None)
     if entry is None or entry.type != "blob":
         raise not_found(f"no file {path!r} at {ref!r} in {ORG}/{repo.name}")
     check_blob_size(entry.size or 0, path)
-    return {"bytes_b64": base64.b64encode(repo.git_blob(entry.oid)).decode("ascii"),
+    return {"bytes_b64": b64(repo.git_blob(entry.oid)),
             "sha": _blob_sha_by_oid[entry.oid]}
 
 
@@ -1176,6 +1206,7 @@ def m_repo_web_url(cat: Catalog, params: dict, call: CallContext) -> dict:
     repo = cat.repo(param_str(params, "repo", required=True))
     path = clean_path(param_str(params, "path") or "")
     target = os.path.join(repo.path, path) if path else repo.path
+    from pathlib import Path
     url = Path(target).as_uri()                       # percent-encodes ' ', '#', '?', '%', '+'
     is_file = params.get("is_file")                 # the host's hint; else look on disk
     is_file = bool(path) and (is_file if isinstance(is_file, bool) else os.path.isfile(target))
@@ -1186,6 +1217,7 @@ def m_repo_web_url(cat: Catalog, params: dict, call: CallContext) -> dict:
 
 
 def m_org_url(cat: Catalog, params: dict, call: CallContext) -> dict:
+    from pathlib import Path
     return {"url": Path(cat.root).as_uri()}
 
 
@@ -1214,6 +1246,54 @@ METHODS = {
 
 # -- the stdio server ----------------------------------------------------------------
 
+class _Pool:
+    """A fixed set of worker threads, started as work comes (what
+    concurrent.futures' executor does, without its import at every start)."""
+
+    def __init__(self, workers: int):
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._max = workers
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn, *args) -> None:
+        with self._lock:
+            start = self._idle == 0 and len(self._threads) < self._max
+            if start:
+                t = threading.Thread(target=self._run, name=f"fs-worker-{len(self._threads)}",
+                                     daemon=True)
+                self._threads.append(t)
+            else:
+                self._idle -= 1 if self._idle else 0
+        self._work.put((fn, args))
+        if start:
+            t.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._work.get()
+            if job is None:
+                return
+            fn, args = job
+            try:
+                fn(*args)
+            except BaseException:   # run_request reports its own errors; never lose a worker
+                note(f"a worker's job failed:\n{_traceback_text()}")
+            with self._lock:
+                self._idle += 1
+
+    def shutdown(self) -> None:
+        """Finish the work queued, then end the workers."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._work.put(None)
+        for t in threads:
+            t.join()
+
+
+
 class Server:
     """Reads requests from `inp`, answers them on worker threads, writes to `out`."""
 
@@ -1221,7 +1301,7 @@ class Server:
         self.catalog = catalog
         self.inp = inp
         self.out = out
-        self.pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="fs-worker")
+        self.pool = _Pool(workers)
         self._write_lock = threading.Lock()
         self._output_broken = False
         self._running: dict = {}                  # request id -> its cancel Event
@@ -1248,7 +1328,7 @@ class Server:
         """Until stdin ends: read a line, dispatch it. Then finish the work in hand."""
         for raw in iter(self.inp.readline, b""):
             self.handle_line(raw)
-        self.pool.shutdown(wait=True)
+        self.pool.shutdown()
 
     def handle_line(self, raw: bytes) -> None:
         try:
@@ -1316,7 +1396,7 @@ class Server:
         except RpcError as exc:
             reply = {"jsonrpc": "2.0", "id": msg_id, "error": exc.to_json()}
         except Exception as exc:                      # a bug or a git failure: answer, keep serving
-            note(f"{method} (id {msg_id!r}) failed:\n{traceback.format_exc()}")
+            note(f"{method} (id {msg_id!r}) failed:\n{_traceback_text()}")
             error = RpcError("provider", f"{method} failed inside the adapter: {exc}")
             reply = {"jsonrpc": "2.0", "id": msg_id, "error": error.to_json()}
         self.send(reply)
