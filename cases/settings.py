@@ -27,8 +27,10 @@ CACHE_BYTES = 268435456
 # <name> of the cache_dir handed to adapters: <root>/rootle/providers/<name>,
 # the host's layout (RULINGS "Process behaviour"; FC-055 judges the root).
 CACHE_PROVIDER = "forge"
-# The named window for rules about absence (FC-041, FC-054): the only wait
-# that is not an event (RULINGS "Timing").
+# The named window for rules about absence (FC-054, FC-122: an answer to a
+# notification must come before the next request to be theirs): the only
+# wait in a case that is not an event (RULINGS "Timing"). FC-041 keeps none:
+# a late $/partial names its request, so the monitor's TAIL_S finds it.
 SILENCE_S = 0.5
 # The second window about absence: before a group's adapter is retired, the
 # run-wide monitor watches it this long after its last streamed reply or

@@ -17,7 +17,6 @@ import itertools
 import re
 import socket
 import subprocess
-import urllib.request
 
 from tests.adapters.hooks import Variant, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
@@ -368,6 +367,7 @@ class ProxyHonouringClient(TestDouble):
     """An HTTP client honouring HTTP(S)_PROXY (urllib's default) GETs the loopback test double on its first repo/tree."""
 
     def fetch(self, url):
+        import urllib.request   # (here: every test adapter process loads this module)
         urllib.request.urlopen(url, timeout=5).read()
 
 

@@ -6,7 +6,6 @@ tests/test_loopback_proxy.py relays to it through FC-052's proxy."""
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 
@@ -16,6 +15,9 @@ class HttpDouble:
     manager (or never close it: the thread dies with the process)."""
 
     def __init__(self, body: Callable[[str], bytes]) -> None:
+        # imported here: every test adapter process loads this module, few serve HTTP
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):   # noqa: N802 (http.server's spelling)
                 data = body(self.path)
