@@ -109,6 +109,10 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
         for cid in cases:
             argv += ["--case", cid]
         argv += [*options, "--", *adapter]
+        # A failing run keeps its failing cases' transcripts in a temp folder
+        # (for an author, on purpose); here that folder is this run's, so the
+        # gates, the matrix and the benchmarks leave none behind.
+        env = {**os.environ, "TMPDIR": tmp} if env is None else {"TMPDIR": tmp, **env}
         started = time.monotonic()
         # Output goes to files and the run is reaped with wait4, so the verdict
         # carries the CPU time of the run's whole process tree (its adapters
