@@ -93,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="cases expected to fail, one `FC-nnn  reason` a line: reported as "
                         "known, not failing the run; one that passes fails the run as stale")
     p.add_argument("--strict", action="store_true", help="a case with a warning fails")
+    p.add_argument("--jobs", metavar="N", type=_jobs, default=None,
+                   help="run the case groups in N processes at once, each with its own adapter "
+                        "and fixture copy (default: FORGE_JOBS, else 2 on a machine of 2 cores "
+                        "or more, else 1); --jobs 1 runs them one after another, for a backend "
+                        "with strict rate limits")
     p.add_argument("--replay", metavar="TRANSCRIPT.jsonl",
                    help="re-send the host side of a saved case transcript to the adapter and "
                         "say where its frames now differ")
@@ -101,6 +106,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--self-test", action="store_true",
                    help="run the suite's own tests (pytest over tests/) instead")
     return p
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--jobs wants a whole number of at least 1, not {text!r}")
+    return n
 
 
 def _say(text: str) -> None:
@@ -346,6 +361,10 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         materialized = preflight(settings, temp)
         LEFTOVERS.add(materialized.cleanup, first=True)
+        from cases import jobs
+        buckets = jobs.plan(modules, jobs.wanted(args.jobs))
+        if len(buckets) > 1:
+            return jobs.run_parallel(args, adapter, selected, buckets, settings, temp, watch)
         return _pytest(args, adapter, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")
@@ -503,12 +522,70 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
             fixture_dir: Path, watch: "_Watch") -> int:
     import pytest
     from cases import plugin
+    pargs = pytest_args(args, adapter, selected, modules, fixture_dir)
+    # Only our plugin: third-party plugins installed beside pytest (hypothesis,
+    # benchmark, ...) cost import time and have nothing to say about cases.
+    with no_plugin_autoload():
+        code = int(pytest.main(pargs, plugins=[plugin, watch]))
+    if watch.interrupted:
+        _say("interrupted; the report lists the cases that ran")
+        return EXIT_INTERRUPTED
+    if code in (0, 1, 5):    # 5: every selected case is unimplemented (reported as skipped)
+        return verdict_code(watch.report, code)
+    if watch.collect_errors:
+        _say("the suite could not run: a case module failed to import (see above)")
+    elif code == 3:
+        _say("the suite could not run: internal error in the suite (see above)")
+    else:
+        _say(f"the suite could not run (pytest exit {code}; see above)")
+    return EXIT_CANNOT_RUN
+
+
+class no_plugin_autoload:
+    """PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 for the duration (then as it was)."""
+
+    def __enter__(self):
+        self.saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = self.saved
+
+
+def verdict_code(rep: dict | None, code: int) -> int:
+    """The run's exit code from its report: known failures pass, stale ones
+    and --strict warnings fail (``code``: pytest's, used when there is no report)."""
+    if rep is None:
+        return EXIT_FAILED if code == 1 else EXIT_OK
+    s = rep["summary"]
+    if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
+                             or r.get("monitor_failure")
+                             for r in rep["cases"]):
+        # pytest's own closing line counts differently; the last word is the suite's
+        print(verdict_line(rep), flush=True)
+    return EXIT_FAILED if s["failed"] else EXIT_OK
+
+
+def verdict_line(rep: dict) -> str:
+    s = rep["summary"]
+    return (f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "
+            f"{s['skipped']} skipped, {s.get('known', 0)} known")
+
+
+def pytest_args(args, adapter: list[str], selected: list[str], modules: list[str],
+                fixture_dir: Path | None) -> list[str]:
+    """The pytest command line of a run of ``modules`` (also of each worker of
+    a run in several processes, which passes no ``fixture_dir``)."""
     pargs = [*modules, "-v" if args.verbose else "-q", "--no-header",
              "-rN", "--tb=short", "-p", "no:cacheprovider",
              # its gc.collect() rounds at the end cost ~0.4 s; cases raise no unraisables
              "-p", "no:unraisableexception",
-             "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected),
-             "--forge-fixture-dir", str(fixture_dir)]
+             "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected)]
+    if fixture_dir is not None:
+        pargs += ["--forge-fixture-dir", str(fixture_dir)]
     if adapter:
         pargs += ["--forge-adapter", shlex.join(adapter)]
     for flag, value in (("--forge-json", args.json), ("--forge-junit", args.junit),
@@ -520,41 +597,7 @@ def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
     if args.strict:
         pargs.append("--forge-strict")
     pargs += getattr(args, "pytest_args", [])
-    # Only our plugin: third-party plugins installed beside pytest (hypothesis,
-    # benchmark, ...) cost import time and have nothing to say about cases.
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        code = int(pytest.main(pargs, plugins=[plugin, watch]))
-    finally:
-        if saved is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
-    if watch.interrupted:
-        _say("interrupted; the report lists the cases that ran")
-        return EXIT_INTERRUPTED
-    if code in (0, 1, 5):    # 5: every selected case is unimplemented (reported as skipped)
-        # The verdict is the report's: known failures pass, stale ones and
-        # --strict warnings fail.
-        rep = watch.report
-        if rep is None:
-            return EXIT_FAILED if code == 1 else EXIT_OK
-        s = rep["summary"]
-        if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
-                                 or r.get("monitor_failure")
-                                 for r in rep["cases"]):
-            # pytest's own closing line counts differently; the last word is the suite's
-            print(f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "
-                  f"{s['skipped']} skipped, {s.get('known', 0)} known", flush=True)
-        return EXIT_FAILED if s["failed"] else EXIT_OK
-    if watch.collect_errors:
-        _say("the suite could not run: a case module failed to import (see above)")
-    elif code == 3:
-        _say("the suite could not run: internal error in the suite (see above)")
-    else:
-        _say(f"the suite could not run (pytest exit {code}; see above)")
-    return EXIT_CANNOT_RUN
+    return pargs
 
 
 def _is_path(arg: str) -> bool:

@@ -165,6 +165,8 @@ class Harness:
         self.junit_path = opt("forge_junit")
         self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
         self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
+        self.given_kept_dir = Path(opt("forge_kept_dir")) if opt("forge_kept_dir") else None
+        self.worker_out = opt("forge_worker_out")   # a worker of cases/jobs.py: where its part goes
         self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
         from cases.known_failures import KnownFailuresError, Policy
         try:
@@ -274,26 +276,15 @@ class Harness:
         self.seen += monitoring.harvest(provider, case_id)
 
     def apply_monitor(self) -> None:
-        """Hand every finding of the run to the case that owns its rule: a
-        MUST fails the owner (whatever it found itself), a SHOULD warns."""
+        """Hand every finding of the run to the case that owns its rule (see
+        ``apply_findings``)."""
+        self.harvest_all()
+        apply_findings(self.results, self.seen, self.settings, self.notes)
+
+    def harvest_all(self) -> None:
+        """Keep what the monitor found on the processes still open."""
         for p in list(self.providers):
             self.harvest(p, None)
-        for cid, verdict in monitoring.verdicts(self.seen, set(self.results)).items():
-            result = self.results[cid]
-            result.warnings = list(result.warnings) + [
-                w for w in verdict.warnings if w not in result.warnings]
-            if verdict.failure is None:
-                continue
-            case_ = registry.by_id(cid)
-            text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
-                    f"rerun: {self.settings.rerun_command(cid)}")
-            if result.outcome == "failed":
-                result.details = f"{result.details}\n{text}" if result.details else text
-                continue
-            result.outcome, result.message, result.details = "failed", verdict.failure, text
-            result.monitor_failure = True
-            self.notes.append(f"{cid} failed on the run's traffic after it ran "
-                              f"(protocol monitor): see its entry in the report")
 
     def tail(self, provider, left: float, group: str) -> None:
         """Keep ``provider`` (idle, its group over) running for ``left`` more
@@ -373,7 +364,10 @@ class Harness:
             self.transcripts_dir.mkdir(parents=True, exist_ok=True)
             folder = self.transcripts_dir
         elif run.outcome == "failed":
-            if self.kept_dir is None:
+            if self.kept_dir is None and self.given_kept_dir is not None:
+                self.given_kept_dir.mkdir(parents=True, exist_ok=True)
+                self.kept_dir = self.given_kept_dir
+            elif self.kept_dir is None:
                 self.kept_dir = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
             folder = self.kept_dir
         else:
@@ -381,6 +375,29 @@ class Harness:
         path = folder / f"{run.case.id}.jsonl"
         report.write_transcript(path, run.entries())
         return path
+
+
+def apply_findings(results: dict, seen: list, settings, notes: list[str]) -> None:
+    """Hand every finding of the run (``seen``, tagged) to the case that owns
+    its rule: a MUST fails the owner (whatever it found itself), a SHOULD
+    warns. ``results`` are changed in place; used at the end of a run, and by
+    the parent of a run in several processes (cases/jobs.py) on all of them."""
+    for cid, verdict in monitoring.verdicts(seen, set(results)).items():
+        result = results[cid]
+        result.warnings = list(result.warnings) + [
+            w for w in verdict.warnings if w not in result.warnings]
+        if verdict.failure is None:
+            continue
+        case_ = registry.by_id(cid)
+        text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
+                f"rerun: {settings.rerun_command(cid)}")
+        if result.outcome == "failed":
+            result.details = f"{result.details}\n{text}" if result.details else text
+            continue
+        result.outcome, result.message, result.details = "failed", verdict.failure, text
+        result.monitor_failure = True
+        notes.append(f"{cid} failed on the run's traffic after it ran "
+                     f"(protocol monitor): see its entry in the report")
 
 
 def _close_quietly(provider) -> None:

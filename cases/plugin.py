@@ -46,6 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--forge-known-failures", default=None, help="known failures file (FC-nnn reason)")
     g.addoption("--forge-strict", action="store_true", help="a warning fails its case")
     g.addoption("--forge-html", default=None, help="write the single-file HTML report here")
+    g.addoption("--forge-kept-dir", default=None,
+                help="where a failing case's transcript goes when no --forge-transcripts is given")
+    g.addoption("--forge-worker-out", default=None,
+                help="(a worker of a run in several processes, cases/jobs.py) hand the results "
+                     "and the monitor's findings to the parent through this file; write no report")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -190,6 +195,14 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     h = _HARNESS
     if h is None:
         return
+    if h.worker_out:
+        if not h.interrupted:
+            h.end_tails()
+        h.harvest_all()      # the findings are judged by the parent, on every worker's
+        h.close()
+        from cases import jobs
+        jobs.write_part(h)
+        return
     if not h.interrupted:
         h.end_tails()
         h.apply_monitor()
@@ -198,14 +211,21 @@ def pytest_sessionfinish(session, exitstatus) -> None:
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
                        duration_s=time.monotonic() - h.started, policy=h.policy)
     h.report = rep
+    write_reports(rep, h.results, h.notes, json_path=h.json_path, junit_path=h.junit_path,
+                  html_path=h.html_path)
+
+
+def write_reports(rep: dict, results: dict, notes: list[str], *, json_path, junit_path,
+                  html_path) -> None:
+    """The JSON, JUnit and HTML reports that were asked for (a failed write is a note)."""
     from cases import html_report
-    for path, writer in ((h.json_path, report.write_json), (h.junit_path, report.write_junit),
-                         (h.html_path, lambda p, r: html_report.write(p, r, h.results))):
+    for path, writer in ((json_path, report.write_json), (junit_path, report.write_junit),
+                         (html_path, lambda p, r: html_report.write(p, r, results))):
         if path:
             try:
                 writer(Path(path), rep)
             except OSError as exc:
-                h.notes.append(f"could not write {path}: {exc}")
+                notes.append(f"could not write {path}: {exc}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -215,14 +235,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     tr = terminalreporter
     tr.write_sep("=", "forge-conformance")
-    for line in report.summary_lines(rep, verbose=config.getoption("verbose") > 0):
+    for line in summary_block(rep, h.kept_dir, h.transcripts_dir, h.notes,
+                              verbose=config.getoption("verbose") > 0):
         tr.write_line(line)
-    if h.kept_dir is not None:
-        tr.write_line(f"transcripts of the failing cases: {h.kept_dir}")
-    elif h.transcripts_dir is not None:
-        tr.write_line(f"transcripts: {h.transcripts_dir}")
-    for note in h.notes:
-        tr.write_line(f"note: {note}")
+
+
+def summary_block(rep: dict, kept_dir, transcripts_dir, notes: list[str], *,
+                  verbose: bool) -> list[str]:
+    """What the terminal shows after the cases (also for a run in several processes)."""
+    lines = report.summary_lines(rep, verbose=verbose)
+    if kept_dir is not None:
+        lines.append(f"transcripts of the failing cases: {kept_dir}")
+    elif transcripts_dir is not None:
+        lines.append(f"transcripts: {transcripts_dir}")
+    return lines + [f"note: {note}" for note in notes]
 
 
 def pytest_unconfigure(config) -> None:

@@ -106,6 +106,10 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
     with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
         report_path = Path(tmp) / "report.json"
         argv = [python or sys.executable, str(root / "run"), "--json", str(report_path)]
+        if "--jobs" not in options:
+            # One process a run: the matrix already runs FORGE_GATE_WORKERS suites
+            # at once (tests/test_jobs.py proves the verdicts of --jobs 2 equal these).
+            argv += ["--jobs", "1"]
         for cid in cases:
             argv += ["--case", cid]
         argv += [*options, "--", *adapter]

@@ -262,7 +262,8 @@ def run_suite(name: str, program: str, *, cases: tuple[str, ...] = (), deadline_
     marker = f"hostile-{name}-{uuid.uuid4().hex}"
     opts = {k: v.replace("{state}", str(state)) for k, v in (opts or {}).items()}
     report_path = workdir / "report.json"
-    argv = [sys.executable, str(RUN), "--json", str(report_path)]
+    # one process: these runs judge what one adapter process does, in run order
+    argv = [sys.executable, str(RUN), "--json", str(report_path), "--jobs", "1"]
     if transcripts:
         argv += ["--transcripts", str(workdir / "transcripts")]
     for cid in cases:
