@@ -341,6 +341,11 @@ def _suite_python(root: Path) -> str:
     return str(venv) if venv.exists() else sys.executable
 
 
+def _knows_jobs(root: Path) -> bool:
+    """Whether ``root``'s run has --jobs (a checkout from before it has not)."""
+    return (root / "cases" / "jobs.py").exists()
+
+
 def _phase_run(root: Path) -> dict:
     """One suite run through tests/phases.py against ``root``'s tree and reference."""
     import tempfile
@@ -350,8 +355,10 @@ def _phase_run(root: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="forge-phases-") as tmp:
         out, report = Path(tmp) / "phases.json", Path(tmp) / "report.json"
         env = dict(os.environ, FORGE_BENCH_ROOT=str(root))
+        # the anatomy of a run in one process: phases.py times pytest in-process
+        one = ["--jobs", "1"] if _knows_jobs(root) else []
         argv = [_suite_python(root), str(ROOT / "tests" / "phases.py"), str(out),
-                "--json", str(report), "--", *gate.reference(root)]
+                "--json", str(report), *one, "--", *gate.reference(root)]
         env["FORGE_BENCH_T0"] = repr(time.time())
         started = time.monotonic()
         proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
@@ -403,7 +410,8 @@ def cmd_suite(args) -> int:
     for n in range(args.runs):
         order = trees if n % 2 == 0 else trees[::-1]
         for tree in order:
-            v = gate.run_suite(gate.reference(tree), root=tree)
+            v = gate.run_suite(gate.reference(tree), root=tree,
+                               jobs=args.jobs if _knows_jobs(tree) else None)
             if v.code != 0 or v.report is None:
                 print(f"suite: the reference run in {tree} exited {v.code}\n{v.explain()}")
                 return 1
@@ -441,6 +449,9 @@ def suite_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", metavar="DIR",
                         help="another checkout to alternate with (e.g. `git archive main` unpacked)")
     parser.add_argument("--no-phases", action="store_true", help="skip the per-phase runs")
+    parser.add_argument("--jobs", default=None, metavar="N",
+                        help="this tree's --jobs for the whole runs (default: run's own default); "
+                             "the per-phase runs always use one process")
 
 
 def cmd_matrix(args) -> int:

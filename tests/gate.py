@@ -100,16 +100,17 @@ class Verdict:
 
 def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple[str, ...] = (),
               env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S,
-              python: str | None = None, root: Path = REPO) -> Verdict:
+              python: str | None = None, root: Path = REPO, jobs: str | None = "1") -> Verdict:
     """Run the whole suite (or ``cases``) against ``adapter`` and parse the report
-    (``root``: the checkout whose ``run`` to use; bench.py compares two)."""
+    (``root``: the checkout whose ``run`` to use; bench.py compares two).
+    ``jobs``: --jobs, unless ``options`` say; None leaves the run its default."""
     with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
         report_path = Path(tmp) / "report.json"
         argv = [python or sys.executable, str(root / "run"), "--json", str(report_path)]
-        if "--jobs" not in options:
+        if jobs is not None and "--jobs" not in options:
             # One process a run: the matrix already runs FORGE_GATE_WORKERS suites
             # at once (tests/test_jobs.py proves the verdicts of --jobs 2 equal these).
-            argv += ["--jobs", "1"]
+            argv += ["--jobs", jobs]
         for cid in cases:
             argv += ["--case", cid]
         argv += [*options, "--", *adapter]
