@@ -101,6 +101,7 @@ def worker_main(job_path: str) -> int:
     invocation.set_launcher(job["launcher"])   # the rerun lines name the user's command
     sys.argv[0] = job["argv0"]
     previous = cli._catch_stop_signals()
+    _stop_with_parent(job["parent"])
     try:
         import pytest
         with cli.no_plugin_autoload():
@@ -109,6 +110,19 @@ def worker_main(job_path: str) -> int:
         return cli.EXIT_INTERRUPTED
     finally:
         cli._restore(previous)
+
+
+def _stop_with_parent(parent: int) -> None:
+    """A parent that dies without a word (SIGKILL) sends this worker SIGTERM,
+    which stops it like a Ctrl-C (Linux; elsewhere the worker runs on to its end)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:   # it died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def write_part(h) -> None:
@@ -156,7 +170,8 @@ def run_parallel(args, adapter: list[str], selected: list[str], buckets: list[li
                 "--forge-worker-out", str(part), "--forge-kept-dir", str(kept)]
             job = temp / f"worker-{k}.json"
             job.write_text(json.dumps({"pargs": pargs, "launcher": invocation.launcher(),
-                                       "argv0": sys.argv[0]}), encoding="utf-8")
+                                       "argv0": sys.argv[0], "parent": os.getpid()}),
+                           encoding="utf-8")
             outs = [] if k == 0 else [open(temp / f"worker-{k}.{s}", "w+b")
                                       for s in ("out", "err")]
             proc = subprocess.Popen(_worker_command(job), stdin=subprocess.DEVNULL,
@@ -197,6 +212,12 @@ def run_parallel(args, adapter: list[str], selected: list[str], buckets: list[li
     if lost and not interrupted:
         cli._say(f"the suite could not run: {', '.join(lost)} ended without its results "
                  f"(see above)")
+        return cli.EXIT_CANNOT_RUN
+    broken = [f"worker {k + 1} (pytest exit {proc.returncode})"
+              for k, (proc, _, _) in enumerate(procs) if proc.returncode not in (0, 1, 5)]
+    if broken and not interrupted:   # 5: its selected cases are unimplemented (skipped)
+        cli._say(f"the suite could not run: {', '.join(broken)}: a case module failed to "
+                 f"import, or a suite error (see above)")
         return cli.EXIT_CANNOT_RUN
     if lost:   # stopped before its cases ran (or before it could hand them over)
         notes.append(f"interrupted: {', '.join(lost)} handed over no results")

@@ -128,3 +128,19 @@ def test_ctrl_c_stops_every_worker_and_reports_what_ran(tmp_path):
     assert not list(areas.iterdir()), sorted(p.name for p in areas.iterdir())
     left = [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, [p.cmdline() for p in left]
+
+
+def test_a_parent_killed_without_a_word_takes_its_workers_and_adapters_with_it():
+    """SIGKILL to the parent (no handler runs): each worker gets SIGTERM from
+    the kernel (PR_SET_PDEATHSIG), stops its adapters like a Ctrl-C and exits."""
+    import psutil
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run"), *TWO], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    proc.stdout.read(3)   # three cases over in the first worker: both workers are running
+    tree = psutil.Process(proc.pid).children(recursive=True)
+    assert len([p for p in tree if "-c" in p.cmdline()]) == 2, [p.cmdline()[:3] for p in tree]
+    proc.kill()
+    proc.wait()
+    _gone, alive = psutil.wait_procs(tree, timeout=cli.STOP_BOUND_S)
+    assert not alive, [p.cmdline()[:4] for p in alive]
