@@ -642,3 +642,5 @@ from tests.adapters import mutants_deep  # noqa: E402,F401
 # The deep mutants promoted into the matrix register themselves here (their
 # classes stay beside the deep ones they share bases with).
 from tests.adapters import mutants_deep as _promoted  # noqa: E402,F401
+# Path mutants of the cases that had only their first-sample one (issue 10):
+from tests.adapters import mutants_paths_a, mutants_paths_b, mutants_paths_c  # noqa: E402,F401
