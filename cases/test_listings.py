@@ -15,7 +15,7 @@ import tempfile
 from urllib.parse import unquote, urlparse
 
 from cases.api import case, fc_assert, fail, listing, need, owner, show, skip, warn
-from cases.facts import served
+from cases.facts import disk_blobs, served
 from cases.formats import instant
 from cases.replies import read_reply, try_request
 from fixture.catalog import (ALPHA, BETA, TERM_LINE_PATH, VCS, VCS_DEFAULT_BRANCH,
@@ -245,15 +245,14 @@ def test_clone_url(adapter, fx):
 @case("FC-114")
 def test_web_url(adapter, fx):
     """repo/web_url answers a non-empty string for a file, a directory and the
-    root (path "", branch "", line null, with the host's is_file); a line
+    root (path "", branch "", line null, with the host's is_file) of every
+    fixture repository (plain directories and the git repo alike); a line
     anchor for a file and a range anchor should change the URL (warnings).
 
     Falsified by: web-url-root-refused: repo/web_url of the repository root (path "") answers an
     error.
     """
-    repo = fx.repo(ALPHA)
-
-    def url_of(path, is_file, line=None, end_line=None):
+    def url_of(path, is_file, line=None, end_line=None, repo=fx.repo(ALPHA)):
         params = {"repo": repo, "path": path, "branch": "", "line": line, "end_line": end_line,
                   "is_file": is_file}
         what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "")
@@ -281,18 +280,27 @@ def test_web_url(adapter, fx):
     if span == line:
         warn(f"repo/web_url with line 3 and end_line 5 gave the single-line URL ({line!r}): "
              f"no range anchor")
+    for name in sorted(set(served(fx).values()) - {ALPHA}):   # each backend kind, not alpha's only
+        nested = sorted(p for p in disk_blobs(fx, name) if "/" in p)
+        url_of("", False, repo=fx.repo(name))
+        if nested:
+            url_of(nested[0], True, repo=fx.repo(name))
+            url_of(nested[0].rsplit("/", 1)[0], False, repo=fx.repo(name))
 
 
 @case("FC-115")
-def test_org_url(adapter, fx):
-    """org/url of the fixture's org answers a non-empty string url.
+def test_org_url(adapter, fx, spawn):
+    """org/url of the fixture's org answers a non-empty string url, in the
+    group's process and as the first request of a fresh process (one that
+    has not listed the org).
 
     Falsified by: org-url-href: org/url answers {"href": ...} instead of {"url": ...}.
     """
     require_orgs(adapter)
-    result = adapter.request("org/url", {"org": fx.org})
-    url = read_reply(result, OrgUrl, f"org/url of {fx.org}", None).model.url
-    fc_assert(isinstance(url, str) and url.strip(),
-              expected="a non-empty string url", got=show(result, 80),
-              why="org/url answers the organisation's page")
-
+    for where, provider in (("", adapter), (" as a fresh process's first request", None)):
+        provider = provider or spawn()
+        result = provider.request("org/url", {"org": fx.org})
+        url = read_reply(result, OrgUrl, f"org/url of {fx.org}{where}", None).model.url
+        fc_assert(isinstance(url, str) and url.strip(),
+                  expected="a non-empty string url", got=show(result, 80),
+                  why=f"org/url of {fx.org}{where} answers the organisation's page")

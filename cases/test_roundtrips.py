@@ -15,9 +15,9 @@ from cases.formats import b64_loose
 from cases.gitfacts import git_all_commits, git_blame, git_log, git_paths, git_show
 from cases.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
-                             VCS_FEATURE_REWRITTEN, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
-                             VCS_THREE_COMMITS)
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS,
+                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN,
+                             VCS_LIGHT_TAG, VCS_MAIN_ADVANCED, VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log
 
 
@@ -60,30 +60,44 @@ def test_log_at_ref(adapter, fx):
     """repo/log at the feature branch (and at the v0.1 tag) walks history from
     that revision: git's commits of that ref (in any order here: newest first
     is FC-094's), not main's; commit ids judged by the commit they resolve to.
+    The same holds with a path: each file that tells the ref's history from
+    main's (rewritten on feature, advanced on main, touched thrice on main)
+    is logged at both refs.
 
     Falsified by: log-ignores-ref: repo/log walks the default branch whatever ref is asked.
     """
     require(adapter, fx, "log")
+    paths = (VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_THREE_COMMITS)
     for ref in (VCS_FEATURE_BRANCH, VCS_LIGHT_TAG):
-        want = [c.sha for c in git_log(fx, ref)]
-        got = [i.sha for i in log_items(adapter, fx, ref)]
-        matched = sorted(resolve(adapter, fx, g) or "" for g in got)
-        fc_assert(matched == sorted(want),
-                  expected=f"git log {ref}: {', '.join(w[:12] for w in want)}",
-                  got=", ".join(str(g)[:12] for g in got) or "no items",
-                  why=f"repo/log at {ref} walks history from that revision")
+        at_ref = git_paths(fx, ref) or set()
+        for path in (None, *(p for p in paths if p in at_ref)):
+            want = [c.sha for c in git_log(fx, ref, path)]
+            got = [i.sha for i in log_items(adapter, fx, ref, path)]
+            matched = sorted(resolve(adapter, fx, g) or "" for g in got)
+            asked = f"repo/log at {ref}" + (f" of {path}" if path else "")
+            fc_assert(matched == sorted(want),
+                      expected=f"git log {ref}{' -- ' + path if path else ''}: "
+                               f"{', '.join(w[:12] for w in want)}",
+                      got=", ".join(str(g)[:12] for g in got) or "no items",
+                      why=f"{asked} walks history from that revision")
 
 
 @case("FC-131")
 def test_blame_at_ref(adapter, fx):
-    """repo/blame at the v0.1 tag and at feature names, range by range, the
-    commits git blame gives at that ref (at v0.1 every line is the root's;
-    numbering and coverage are FC-098's).
+    """repo/blame at the v0.1 tag and at feature, by name and by commit id
+    (the id git gives each; the v1.0 tag's commit too), names, range by
+    range, the commits git blame gives at that ref (at v0.1 every line is
+    the root's; numbering and coverage are FC-098's).
 
     Falsified by: blame-ignores-ref: repo/blame blames the default branch whatever ref is asked.
     """
     require(adapter, fx, "blame")
-    for ref in (VCS_LIGHT_TAG, VCS_FEATURE_BRANCH):
+    names = (VCS_LIGHT_TAG, VCS_FEATURE_BRANCH, VCS_ANNOTATED_TAG)
+    asked = {n: n for n in names[:2]}   # ref -> what it names, for the message
+    for n in names:
+        asked.setdefault(fx.git("rev-parse", "--verify", "-q", f"{n}^{{commit}}").strip(),
+                         f"{n}'s commit id")
+    for ref, label in asked.items():
         params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": ref}
         ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
                             owner("blame replies are")).model.ranges
@@ -93,7 +107,7 @@ def test_blame_at_ref(adapter, fx):
                                            for g, w in zip(got, want))
         fc_assert(ok, expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
                   got=show([(r.start_line, r.end_line, str(r.sha)[:12]) for r in ranges]),
-                  why=f"repo/blame at {ref} blames that revision")
+                  why=f"repo/blame {show(params)} ({label}) blames that revision")
 
 
 @case("FC-132")
@@ -167,15 +181,15 @@ def telling_paths(fx, commit: str) -> tuple[set[str], set[str], set[str]]:
 @case("FC-133")
 def test_blob_at_null_ref(adapter, fx):
     """repo/blob_at with ref null serves the default branch's file (the bytes
-    on disk) for files that differ between main and feature, with the sha
-    repo/tree (ref null) lists for that path.
+    on disk) for files that differ between main and feature (text files and
+    a binary one), with the sha repo/tree (ref null) lists for that path.
 
     Falsified by: blob-at-null-ref-git-sha: repo/blob_at with ref null reports git's blob id while
     trees report sha256 ids.
     """
     require(adapter, fx, "log")
     need_blob_at_served(adapter, fx)
-    paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS)
+    paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS, VCS_BINARY_CHANGED)
     listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
     for path in paths:
         what = f"repo/blob_at of {path} with ref null"
