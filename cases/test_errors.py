@@ -191,9 +191,9 @@ MISLEADING_KINDS = ("network", "auth", "rate_limited", "not_found")
 @case("FC-064")
 def test_broken_is_provider(adapter, fx):
     """Every request naming the `broken` fault repo (a backend failure: tree,
-    blob, clone_url, web_url) is an error of kind provider: network, auth,
-    rate_limited or not_found fail (they blame the wrong cause); no kind or
-    another kind warns.
+    blob, clone_url, web_url and each revision method the adapter declares)
+    is an error of kind provider: network, auth, rate_limited or not_found
+    fail (they blame the wrong cause); no kind or another kind warns.
 
     Falsified by: broken-clone-url-network: repo/clone_url reports the backend failure (kind
     provider) with kind "network".
@@ -201,14 +201,8 @@ def test_broken_is_provider(adapter, fx):
     name = FAULT_OF["provider"]
     if faults_disabled():
         skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
-    repo = fx.repo(name)
-    asks = [("repo/tree", {"repo": repo, "ref": None}),
-            ("repo/blob", {"repo": repo, "sha": unknown_blob_id()}),
-            ("repo/clone_url", {"repo": repo}),
-            ("repo/web_url", {"repo": repo, "path": "", "branch": "", "line": None,
-                              "end_line": None, "is_file": False})]
-    for method, params in asks:
-        what = f"{method} of the {name!r} fault repo"
+    for method, params in repo_asks(adapter, fx.repo(name)):
+        what = f"{method} {show(params, 100)} of the {name!r} fault repo"
         err = expect_error(adapter, method, params, what=what)
         kind = err.raw_kind
         fc_assert(kind not in MISLEADING_KINDS, expected="data.kind 'provider'",

@@ -18,7 +18,7 @@ from cases.replies import (folded, listed_ids, path_types, reply_like, serves_li
 from cases.gitfacts import git_text
 from cases.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
-                             VCS_DEFAULT_BRANCH, VCS_THREE_COMMITS, WIDE)
+                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
 from wire.messages import (KNOWN_CAPABILITIES, Blame, Blob, BlobAt, CloneUrl, Commit, Log, OrgRepos,
                            OrgUrl, Refs, SearchRepos, SearchResult, Tree, WebUrl, read)
@@ -296,17 +296,29 @@ def changed_listing(before, result):
 
 
 def exercise(adapter, fx):
-    """One request of the usual kinds, so whatever the adapter caches is written."""
-    alpha = fx.repo(ALPHA)
+    """One request of the usual kinds, and of each revision method at a named
+    branch (the group asks the default branch only), so whatever the adapter
+    caches is written."""
+    alpha, caps = fx.repo(ALPHA), adapter.caps
     ids = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH})
     asks = [("repo/blob", {"repo": alpha, "sha": ids.get(TERM_LINE_PATH, "")}),
             ("repo/tree", {"repo": fx.repo(WIDE), "ref": None}),
             ("repo/clone_url", {"repo": alpha})]
-    if adapter.caps.code_search:
+    if caps.code_search:
         asks.append(("search/code", {"q": TERM_LINE, "limit": 500}))
-    if fx.vcs_built and adapter.caps.log:
-        asks.append(("repo/log", {"repo": fx.repo(VCS), "path": VCS_THREE_COMMITS, "ref": None,
-                                  "limit": None}))
+    if fx.vcs_built:
+        vcs = fx.repo(VCS)
+        for ref in (VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH):
+            if caps.refs:
+                asks.append(("repo/tree", {"repo": vcs, "ref": ref}))
+            if caps.log:
+                asks += [("repo/log", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": ref,
+                                       "limit": None}),
+                         ("repo/blob_at", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": ref})]
+            if caps.blame:
+                asks.append(("repo/blame", {"repo": vcs, "path": VCS_THREE_COMMITS, "ref": ref}))
+            if caps.commit:
+                asks.append(("repo/commit", {"repo": vcs, "sha": ref}))
     for method, params in asks:
         try_request(adapter, method, params)
 
@@ -316,7 +328,8 @@ def test_host_cache_root_untouched(adapter, fx):
     """Handed cache_dir in the host's layout (<root>/rootle/providers/<name>),
     the adapter writes nothing into <root>/rootle/ outside providers/ (the
     host's own cache root), whatever it served: the group's earlier cases
-    plus a blob, a tree, a clone_url, a search and a log.
+    plus a blob, a tree, a clone_url, a search, and a tree, log, blob_at,
+    blame and commit at each of main and feature.
 
     Falsified by: blobs-in-host-root: repo/blob caches each blob it serves in
     <cache_dir>/../../blobs/ (the host's cache root).

@@ -107,34 +107,43 @@ def test_requests_in_flight_at_once(adapter, fx):
                   why="a stream in flight beside other requests carries its own hits")
 
 
+NO_CACHE = ("cache_dir", "cache_bytes")   # the v1.6 host's first initialize had neither
+
+
 @case("FC-121")
 def test_second_initialize(adapter, fx):
-    """A second initialize on the same process (an older host sent two) is
-    answered with a result, and the process goes on serving repo/tree of
-    alpha as before.
+    """More initializes on the same process (an older host sent two: one
+    without the cache params, one with them) are each answered with a
+    result: the first's params again, then without the cache params, then
+    with them; and the process goes on serving repo/tree of alpha as before.
 
     Falsified by: second-initialize-refused: An initialize after the first on the same process
     answers an error.
     """
     before = set(by_path(tree(adapter, fx, ALPHA).model))
     need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
-    result, err = try_request(adapter, "initialize", dict(adapter.init_params))
-    fc_assert(err is None, expected="a result", got=f"an error: {err.message!r}" if err else "",
-              why="every initialize is answered, a second one on the same process too")
-    fc_assert(isinstance(result, dict), expected="an initialize result object",
-              got=show(result, 60), why="every initialize is answered")
+    first = dict(adapter.init_params)
+    bare = {k: v for k, v in first.items() if k not in NO_CACHE}
+    for params in (first, bare, first):
+        result, err = try_request(adapter, "initialize", dict(params))
+        asked = f"initialize {show(params, 160)}"
+        fc_assert(err is None, expected="a result",
+                  got=f"an error: {err.message!r}" if err else "",
+                  why=f"{asked}: every initialize is answered, a later one on the same process too")
+        fc_assert(isinstance(result, dict), expected="an initialize result object",
+                  got=show(result, 60), why=f"{asked}: every initialize is answered")
     after = set(by_path(tree(adapter, fx, ALPHA).model))
     fc_assert(after == before, expected=f"the {len(before)} paths listed before",
               got=f"missing {listing(before - after) or 'none'}",
-              why="after a second initialize the process serves as before")
+              why="after more initializes the process serves as before")
 
 
 @case("FC-122")
 def test_cancel_for_finished_request(adapter, fx):
-    """A $/cancelRequest naming a request already answered (a tree, and a
-    finished stream) gets nothing back (here within SILENCE_S; anywhere in the
-    run, through the protocol monitor), and the next repo/tree is answered as
-    the one before.
+    """A $/cancelRequest naming a request already answered (a tree, a blob, a
+    one-shot search and a finished stream) gets nothing back (here within
+    SILENCE_S; anywhere in the run, through the protocol monitor), and the
+    next repo/tree is answered as the one before.
 
     Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
     error under that id.
@@ -142,11 +151,16 @@ def test_cancel_for_finished_request(adapter, fx):
     first = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
     before = tree_paths(first.result())
     need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
-    finished = [first]
+    sha = listed_ids(adapter, fx, ALPHA, {TERM_LINE_PATH}).get(TERM_LINE_PATH, "")
+    asks = [("repo/blob", {"repo": fx.repo(ALPHA), "sha": sha})]
     if adapter.caps.code_search:
-        stream = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
-        stream.wait()
-        finished.append(stream)
+        asks += [("search/code", {"q": TERM_MANY_ALPHA, "limit": 500}),
+                 ("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})]
+    finished = [first]
+    for method, params in asks:
+        call = adapter.call(method, params)
+        call.wait()
+        finished.append(call)
     for call in finished:
         adapter.cancel(call)
     time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
