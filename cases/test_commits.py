@@ -4,9 +4,9 @@ Every commit of the vcs repo (both branches and the merged topic) is asked
 once per adapter process by git's full id and by git's abbreviated id (a
 commit-ish the host shows and asks back: an error to it is allowed, a reply
 is judged like the full id's) (cases/commitfacts.py), read as
-wire.messages.Commit, and judged against git itself (cases/gitfacts.py): parents, message, author date, the first-parent
-change list (root: against the empty tree), git's numstat. Each case reads
-the capabilities first and skips, saying why, when `commit` is false or
+wire.messages.Commit, and judged against git itself (cases/gitfacts.py):
+parents, message, author date, the first-parent change list (root:
+against the empty tree), git's numstat. Each case reads the capabilities first and skips, saying why, when `commit` is false or
 absent (the host never sends repo/commit then) or when git is missing.
 FC-099 keeps capability honesty; the reply belongs to these cases, its
 shape to FC-100 (every other case reads around a malformed member).
@@ -341,7 +341,8 @@ def test_counts(adapter, fx):
 @case("FC-108")
 def test_unknown_commit(adapter, fx):
     """repo/commit of a 40-hex id naming no object, of a 12-hex abbreviation
-    no object starts with, and of a name that is no ref, is an error (not_found preferred: another or no kind warns).
+    no object starts with, and of a name that is no ref, is an error
+    (not_found preferred: another or no kind warns).
 
     Falsified by: unknown-commit-tip: repo/commit of an unknown sha answers the default branch's
     tip.

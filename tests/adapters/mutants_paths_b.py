@@ -168,7 +168,8 @@ class ShortIdCountsSwapped(AbbreviatedCommitReply):
                 f["additions"], f["deletions"] = f["deletions"], f["additions"]
 
 
-@promoted("short-hex-unknown-tip", "FC-108", '§3.3: "MUST Unknown ref → error"; §6: not_found for an "unknown ... commit"')
+@promoted("short-hex-unknown-tip", "FC-108",
+          '§3.3: "MUST Unknown ref → error"; §6: not_found for an "unknown ... commit"')
 class ShortHexUnknownTip(Hooks):
     """repo/commit of an abbreviated hex id naming no object answers the default branch's tip.
 
