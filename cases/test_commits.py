@@ -5,11 +5,12 @@ once per adapter process by git's full id and by git's abbreviated id (a
 commit-ish the host shows and asks back: an error to it is allowed, a reply
 is judged like the full id's) (cases/commitfacts.py), read as
 wire.messages.Commit, and judged against git itself (cases/gitfacts.py):
-parents, message, author date, the first-parent change list (root:
-against the empty tree), git's numstat. Each case reads the capabilities first and skips, saying why, when `commit` is false or
-absent (the host never sends repo/commit then) or when git is missing.
-FC-099 keeps capability honesty; the reply belongs to these cases, its
-shape to FC-100 (every other case reads around a malformed member).
+parents, message, author date, the first-parent change list (root: against
+the empty tree), git's numstat. Each case reads the capabilities first and
+skips, saying why, when `commit` is false or absent (the host never sends
+repo/commit then) or when git is missing. FC-099 keeps capability honesty;
+the reply belongs to these cases, its shape to FC-100 (every other case
+reads around a malformed member).
 """
 
 import re
