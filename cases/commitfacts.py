@@ -10,7 +10,9 @@ commit, and the reading of a ``patch`` (hunk headers, bodies, the lines
 that are not hunks).
 
 Commits are asked by git's full id: a git-backed adapter resolves it (§3.12
-"SHOULD accept any commit-ish the backend resolves"); the reply is judged
+"SHOULD accept any commit-ish the backend resolves"); then by git's
+abbreviated id (``abbreviated``), whose reply, when there is one, is judged
+like the full id's (an adapter may build it on another code path); the reply is judged
 by what it says about that commit, never by string comparison with the
 reference's output.
 """
@@ -26,7 +28,7 @@ import attrs
 
 from cases.api import need, owner, show, skip
 from cases.formats import instant
-from cases.gitfacts import GitCommitFacts, git_commit
+from cases.gitfacts import GitCommitFacts, git_all_commits, git_commit, git_text
 from cases.replies import attempt
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import VCS
@@ -73,6 +75,16 @@ def ask(adapter, fx, sha: str) -> Asked:
         book[key] = Asked(sha, error=err) if err is not None else \
             Asked(sha, result, read(result, Commit))
     return book[key]
+
+
+def abbreviated(fx) -> list[tuple[str, str]]:
+    """(git's abbreviated id, the full id) of every commit of vcs, newest
+    first: the short ids a host shows and asks back (§3.12 "SHOULD accept
+    any commit-ish the backend resolves"). A reply to one is judged like the
+    full id's: the same commit, whatever spelling named it."""
+    short = dict(line.split() for line in
+                 git_text(fx, "log", "--all", "--format=%H %h").splitlines() if line.strip())
+    return [(short[sha], sha) for sha in git_all_commits(fx) if short.get(sha, sha) != sha]
 
 
 def need_files(commit: Commit, sha: str, result: Any) -> list[CommitFile]:

@@ -1,22 +1,25 @@
 """Commit cases (FC-100..FC-109): repo/commit, v1.6 (PROTOCOL §3.12).
 
 Every commit of the vcs repo (both branches and the merged topic) is asked
-once per adapter process by git's full id (cases/commitfacts.py), read as
-wire.messages.Commit, and judged against git itself (cases/gitfacts.py): parents, message, author date, the first-parent
-change list (root: against the empty tree), git's numstat. Each case reads
-the capabilities first and skips, saying why, when `commit` is false or
-absent (the host never sends repo/commit then) or when git is missing.
-FC-099 keeps capability honesty; the reply belongs to these cases, its
-shape to FC-100 (every other case reads around a malformed member).
+once per adapter process by git's full id and by git's abbreviated id (a
+commit-ish the host shows and asks back: an error to it is allowed, a reply
+is judged like the full id's) (cases/commitfacts.py), read as
+wire.messages.Commit, and judged against git itself (cases/gitfacts.py):
+parents, message, author date, the first-parent change list (root: against
+the empty tree), git's numstat. Each case reads the capabilities first and
+skips, saying why, when `commit` is false or absent (the host never sends
+repo/commit then) or when git is missing. FC-099 keeps capability honesty;
+the reply belongs to these cases, its shape to FC-100 (every other case
+reads around a malformed member).
 """
 
 import re
 
 from cases.api import case, fc_assert, listing, need, owner, show, warn
-from cases.commitfacts import (ask, canonical, need_files, patch_counts, patch_problem,
-                               require_commit, resolves_to)
+from cases.commitfacts import (abbreviated, ask, canonical, need_files, patch_counts,
+                               patch_problem, require_commit, resolves_to)
 from cases.formats import instant
-from cases.gitfacts import git_all_commits, git_commit, git_tip, unknown_commit_id
+from cases.gitfacts import git_all_commits, git_commit, git_text, git_tip, unknown_commit_id
 from cases.replies import expect_error
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
                              VCS_RENAMED)
@@ -31,15 +34,22 @@ def short(sha):
 
 
 def each_commit(adapter, fx):
-    """(sha, git facts, the reply read as a Commit, the result as sent) for
-    every commit the adapter served; a commit it did not serve is FC-100's
-    business."""
+    """(sha, how it was asked, git facts, the reply read as a Commit, the
+    result as sent) for every commit the adapter served, asked by its full
+    id, then by git's abbreviated id (a commit-ish: refusing it is allowed,
+    a reply to it is judged like any other); a commit it did not serve is
+    FC-100's business."""
     served = [(sha, ask(adapter, fx, sha)) for sha in git_all_commits(fx)]
     served = [(sha, asked) for sha, asked in served if asked.commit is not None]
     need(served, "repo/commit answered no commit of vcs with a result object",
          owner("commit replies are"))
     for sha, asked in served:
-        yield sha, git_commit(fx, sha), asked.commit, asked.result
+        yield sha, short(sha), git_commit(fx, sha), asked.commit, asked.result
+    for spelled, sha in abbreviated(fx):
+        asked = ask(adapter, fx, spelled)
+        if asked.commit is not None:
+            yield sha, f"{short(sha)} (asked as {spelled})", git_commit(fx, sha), \
+                asked.commit, asked.result
 
 
 def files_of(commit, sha, result, git):
@@ -49,7 +59,8 @@ def files_of(commit, sha, result, git):
 
 @case("FC-100")
 def test_commit_shape(adapter, fx):
-    """repo/commit of every commit of vcs answers a result with the required
+    """repo/commit of every commit of vcs (by full id, and by abbreviated id
+    when that is answered) answers a result with the required
     members typed (sha, author, date, message strings; files an array of
     objects with string path and status) and the optional ones typed when
     present (parents strings, truncated boolean, web_url string, counts
@@ -64,22 +75,26 @@ def test_commit_shape(adapter, fx):
     need(tip.error is None, f"repo/commit of {VCS_DEFAULT_BRANCH}'s tip answered an error "
          f"({tip.error.message if tip.error else ''!r})", owner("serving repo/commit at all is"))
     problems, refused = [], []
-    for sha in git_all_commits(fx):
+    full = set(git_all_commits(fx))
+    asks = [(sha, short(sha)) for sha in git_all_commits(fx)]
+    asks += [(spelled, f"{short(sha)} (asked as {spelled})") for spelled, sha in abbreviated(fx)]
+    for sha, what in asks:
         asked = ask(adapter, fx, sha)
         if asked.error is not None:   # not served: FC-099's (a declared capability is served)
-            refused.append(f"{short(sha)}: an error ({asked.error.message!r})")
+            if sha in full:   # an abbreviated id may be refused (SHOULD accept commit-ish)
+                refused.append(f"{what}: an error ({asked.error.message!r})")
             continue
         if asked.reading.problems:
-            problems.append(f"{short(sha)}: " + "; ".join(
+            problems.append(f"{what}: " + "; ".join(
                 f"{p or '(top level)'}: {m}" for p, m in asked.reading.problems[:3]))
             continue
         date = asked.commit.date
         if instant(date) is None:
             if BASIC_ISO.match(date.strip()):
-                warn(f"{short(sha)}: date {date!r} is ISO-8601's basic format (the host shows "
+                warn(f"{what}: date {date!r} is ISO-8601's basic format (the host shows "
                      f"dates verbatim)")
             else:
-                problems.append(f"{short(sha)}: date {date!r} is not ISO-8601")
+                problems.append(f"{what}: date {date!r} is not ISO-8601")
     fc_assert(not problems, expected="a well-formed commit for each of the repository's "
               f"{len(git_all_commits(fx))} commits", got=listing(problems, 3),
               why="repo/commit answers the protocol's commit shape")
@@ -97,11 +112,11 @@ def test_commit_identity(adapter, fx):
     Falsified by: merge-parents-reversed: A merge's parents are listed second parent first.
     """
     require_commit(adapter, fx)
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         spelled = commit.sha
         if isinstance(spelled, str) and spelled != sha:
             if len(spelled) >= 4 and sha.startswith(spelled):
-                warn(f"{short(sha)}: sha {spelled!r} is a shorter spelling of the full id")
+                warn(f"{what}: sha {spelled!r} is a shorter spelling of the full id")
             else:
                 fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
                           got=f"sha {show(spelled)}, which does not resolve to that commit",
@@ -111,11 +126,11 @@ def test_commit_identity(adapter, fx):
             ok = len(parents) == len(git.parents) and all(
                 resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
             fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
-                      f"parent first)", got=f"parents {show(result['parents'])} for {short(sha)}",
+                      f"parent first)", got=f"parents {show(result['parents'])} for {what}",
                       why="parents are the commit's parents in order ([] for a root commit)")
         when = instant(commit.date)
         if when is not None:
-            fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {short(sha)}",
+            fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {what}",
                       got=f"date {commit.date!r}", why="date is the commit's author date")
 
 
@@ -128,7 +143,7 @@ def test_commit_message(adapter, fx):
     """
     require_commit(adapter, fx)
     bodies = 0
-    for sha, git, commit, _ in each_commit(adapter, fx):
+    for sha, what, git, commit, _ in each_commit(adapter, fx):
         message = commit.message
         if not isinstance(message, str):
             continue   # FC-100's
@@ -142,7 +157,7 @@ def test_commit_message(adapter, fx):
         else:
             why = "the message is the commit's complete message"
         fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
-                  why=f"{short(sha)}: {why}")
+                  why=f"{what}: {why}")
     need(bodies, "no commit with a body was answered", owner("commit replies are"))
 
 
@@ -158,7 +173,7 @@ def test_first_parent_changes(adapter, fx):
     (statuses only, no patches).
     """
     require_commit(adapter, fx)
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         by_path, _ = files_of(commit, sha, result, git)
         want = {c.path: c.status for c in git.changes}
         got = set(by_path)
@@ -167,17 +182,17 @@ def test_first_parent_changes(adapter, fx):
         if commit.truncated is True:
             fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
                       got=f"also {listing(got - set(want))}",
-                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+                      why=f"{what} ({kind}): files are the first-parent diff")
         else:
             fc_assert(got == set(want), expected=f"git's changed paths {listing(want)}",
                       got=f"missing {listing(set(want) - got) or 'none'}; extra "
                       f"{listing(got - set(want)) or 'none'}",
-                      why=f"{short(sha)} ({kind}): files are the first-parent diff")
+                      why=f"{what} ({kind}): files are the first-parent diff")
         wrong = [f"{p}: {by_path[p].status!r} (git: {want[p]})" for p in sorted(got)
                  if p in want and by_path[p].status in COMMIT_STATUSES
                  and by_path[p].status != want[p]]
         fc_assert(not wrong, expected="git's status for every changed path",
-                  got=listing(wrong, 3), why=f"{short(sha)} ({kind}): each file's status is "
+                  got=listing(wrong, 3), why=f"{what} ({kind}): each file's status is "
                   f"the change git sees")
 
 
@@ -191,12 +206,12 @@ def test_statuses(adapter, fx):
     """
     require_commit(adapter, fx)
     renamed, unknown = 0, []
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         by_path, folded = files_of(commit, sha, result, git)
         for path, f in sorted(by_path.items()):
             status = f.status
             if isinstance(status, str) and status not in COMMIT_STATUSES:
-                unknown.append(f"{short(sha)} {path}: {status!r}")
+                unknown.append(f"{what} {path}: {status!r}")
             if status != "renamed" or path in folded:
                 continue
             renamed += 1
@@ -207,7 +222,7 @@ def test_statuses(adapter, fx):
                       expected=f"previous_path {show(want) if want else 'a string'}",
                       got=f"previous_path {show(prev)}" if prev is not None
                       else "no previous_path",
-                      why=f"{short(sha)} {path}: a renamed file carries previous_path")
+                      why=f"{what} {path}: a renamed file carries previous_path")
     if unknown:
         warn(f"{len(unknown)} file(s) with a status other than {', '.join(COMMIT_STATUSES)} "
              f"(the host reads it as modified): {listing(unknown, 3)}")
@@ -227,7 +242,7 @@ def test_patch_format(adapter, fx):
     """
     require_commit(adapter, fx)
     problems, seen = [], 0
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         for f in need_files(commit, sha, result):
             patch = f.patch
             if not isinstance(patch, str) or patch == "":
@@ -235,7 +250,7 @@ def test_patch_format(adapter, fx):
             seen += 1
             problem = patch_problem(patch)
             if problem:
-                problems.append(f"{short(sha)} {f.path}: {problem}")
+                problems.append(f"{what} {f.path}: {problem}")
     fc_assert(not problems, expected="hunks only", got=listing(problems, 3),
               why="a patch contains only well-formed hunks")
     need(seen, "no commit of vcs carried a non-empty patch", None)
@@ -253,7 +268,7 @@ def test_metadata_only_and_binary(adapter, fx):
     """
     require_commit(adapter, fx)
     looked = set()
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         by_path, folded = files_of(commit, sha, result, git)
         for change in git.changes:
             f = by_path.get(change.path)
@@ -264,7 +279,7 @@ def test_metadata_only_and_binary(adapter, fx):
                 looked.add(change.path)
                 fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
                           got=f"patch {show(patch, 80)}",
-                          why=f"{short(sha)} {change.path}: a change that leaves the bytes "
+                          why=f"{what} {change.path}: a change that leaves the bytes "
                           f"alone has an empty patch")
             elif change.binary:
                 looked.add(change.path)
@@ -272,14 +287,14 @@ def test_metadata_only_and_binary(adapter, fx):
                     extra = [k for k in ("patch", "additions", "deletions")
                              if getattr(f, k) is not None]
                     if extra:
-                        warn(f"{short(sha)} {change.path}: binary true beside "
+                        warn(f"{what} {change.path}: binary true beside "
                              f"{', '.join(extra)} (should be left out)")
                     continue
                 fc_assert(not isinstance(patch, str) or patch == "",
                           expected="binary true and no patch",
                           got=f"binary {show(f.binary)}, patch {show(patch, 60)}",
-                          why=f"{short(sha)} {change.path}: a binary change has no text patch")
-                warn(f"{short(sha)} {change.path}: a binary change not marked binary: true "
+                          why=f"{what} {change.path}: a binary change has no text patch")
+                warn(f"{what} {change.path}: a binary change not marked binary: true "
                      f"(the host shows it as a patch that is unavailable)")
     wanted = {VCS_MODE_CHANGED, VCS_RENAMED[1], VCS_BINARY_CHANGED}
     need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them",
@@ -297,7 +312,7 @@ def test_counts(adapter, fx):
     """
     require_commit(adapter, fx)
     judged = 0
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         by_path, folded = files_of(commit, sha, result, git)
         for path, f in sorted(by_path.items()):
             adds, dels = f.additions, f.deletions   # None: absent (or malformed: FC-100's)
@@ -312,7 +327,7 @@ def test_counts(adapter, fx):
                        if v is not None}
                 want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
                 fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
-                          got=show(got), why=f"{short(sha)} {path}: counts match the patch")
+                          got=show(got), why=f"{what} {path}: counts match the patch")
             elif change is not None and path not in folded:
                 unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
                 zeros = (adds in (0, None) and dels in (0, None))
@@ -320,20 +335,26 @@ def test_counts(adapter, fx):
                           expected="no counts (unknown)" if change.binary else
                           f"additions {change.additions}, deletions {change.deletions}, or none",
                           got=f"additions {show(adds)}, deletions {show(dels)}",
-                          why=f"{short(sha)} {path}: unknown counts are left out, never zero")
+                          why=f"{what} {path}: unknown counts are left out, never zero")
     need(judged, "no file of any commit carried counts", None)
 
 
 @case("FC-108")
 def test_unknown_commit(adapter, fx):
-    """repo/commit of a 40-hex id naming no object, and of a name that is no
-    ref, is an error (not_found preferred: another or no kind warns).
+    """repo/commit of a 40-hex id naming no object, of a 12-hex abbreviation
+    no object starts with, and of a name that is no ref, is an error
+    (not_found preferred: another or no kind warns).
 
     Falsified by: unknown-commit-tip: repo/commit of an unknown sha answers the default branch's
     tip.
     """
     require_commit(adapter, fx)
-    for sha in (unknown_commit_id(fx), "forge-conformance-no-such-commit"):
+    unknown = unknown_commit_id(fx)
+    asks = [unknown, "forge-conformance-no-such-commit"]
+    # an abbreviated spelling no object starts with (the short ids a host asks back)
+    asks += [unknown[:n] for n in (12,) if not git_text(fx, "rev-parse",
+                                                       f"--disambiguate={unknown[:n]}").strip()]
+    for sha in asks:
         what = f"repo/commit of the unknown sha {sha}"
         err = expect_error(adapter, "repo/commit", {"repo": fx.repo(VCS), "sha": sha}, what=what)
         if err.raw_kind != "not_found":
@@ -350,11 +371,11 @@ def test_truncated_honest(adapter, fx):
     list.
     """
     require_commit(adapter, fx)
-    for sha, git, commit, result in each_commit(adapter, fx):
+    for sha, what, git, commit, result in each_commit(adapter, fx):
         if commit.truncated is not True:
             continue
         listed = set(files_of(commit, sha, result, git)[0])
         fc_assert(listed != {c.path for c in git.changes},
                   expected="truncated false: all of git's changed paths are listed",
                   got=f"truncated true beside all {len(listed)} of them",
-                  why=f"{short(sha)}: truncated says the file list is incomplete")
+                  why=f"{what}: truncated says the file list is incomplete")
