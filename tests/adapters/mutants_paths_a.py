@@ -17,7 +17,8 @@ from pathlib import Path
 
 from fixture.catalog import WIDE
 from tests.adapters.hooks import KindRewrite, StreamPause, repo_name
-from tests.adapters.proxy import hits_of, params_id, result_of
+from tests.adapters.mutants_v16 import CancelFinishedAnswered
+from tests.adapters.proxy import hits_of, result_of
 
 STALL_S = 4.0   # twice the suite's 2 s inactivity window
 
@@ -123,7 +124,7 @@ class ReinitializeOtherCacheRefused(Hooks):
 @promoted("cancel-finished-oneshot-answered", "FC-122",
           '§5.4: "MUST NOT Reply to the cancel notification"; "MUST Ignore cancels for unknown '
           'or already-completed ids — no error"')
-class CancelFinishedOneShotAnswered(Hooks):
+class CancelFinishedOneShotAnswered(CancelFinishedAnswered):
     """A cancel naming an answered one-shot search/code is answered with an error under that id.
 
     Hides on: a finished search that did not stream (the adapter keeps its scan
@@ -131,17 +132,8 @@ class CancelFinishedOneShotAnswered(Hooks):
     search"); FC-122 cancelled a finished repo/tree and a finished stream.
     """
 
-    def __init__(self):
-        self.oneshot: set = set()
+    def remembers(self, req) -> bool:
+        return req.method == "search/code" and not req.streaming
 
-    def reply(self, proxy, req, msg):
-        if req is not None and req.method == "search/code" and not req.streaming:
-            self.oneshot.add(req.id)
-        return msg
-
-    def notification(self, proxy, msg):
-        rid = params_id(msg)
-        if msg.get("method") == "$/cancelRequest" and rid in self.oneshot:
-            proxy.send_host({"jsonrpc": "2.0", "id": rid,
-                             "error": {"code": 1, "message": f"no such search {rid}"}})
-        return msg
+    def complaint(self, rid) -> str:
+        return f"no such search {rid}"

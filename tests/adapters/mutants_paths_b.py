@@ -15,7 +15,7 @@ from tests.adapters.proxy import Hooks  # noqa: F401
 import re
 
 from tests.adapters.hooks import is_git
-from tests.adapters.mutants_v16 import CommitReply, commit_files, git_out
+from tests.adapters.mutants_v16 import CommitReply, commit_files, committed_lines
 
 HEX = re.compile(r"[0-9a-fA-F]{4,39}")
 
@@ -143,10 +143,7 @@ class ShortIdModeChangeContextHunk(AbbreviatedCommitReply):
         for f in commit_files(result):
             if f.get("status") != "modified" or f.get("patch") != "":
                 continue
-            data = git_out(proxy, req.params.get("repo"), "show", f"{result['sha']}:{f['path']}")
-            lines = data.decode("utf-8", "replace").split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
+            lines = committed_lines(proxy, req.params.get("repo"), result["sha"], f["path"])
             if lines:
                 f["patch"] = "\n".join([f"@@ -1,{len(lines)} +1,{len(lines)} @@",
                                         *(" " + ln for ln in lines)])

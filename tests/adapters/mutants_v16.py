@@ -27,6 +27,14 @@ def git_out(proxy, repo, *args: str) -> bytes:
     return run.stdout if run.returncode == 0 else b""
 
 
+def committed_lines(proxy, repo, sha: str, path: str) -> list[str]:
+    """The lines of ``path`` at commit ``sha`` (no final empty one)."""
+    lines = git_out(proxy, repo, "show", f"{sha}:{path}").decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 class CommitReply(ResultEdit):
     """Rewrite repo/commit results with ``edit(proxy, req, result)``."""
 
@@ -114,10 +122,7 @@ class RenameFullPatch(CommitReply):
         for f in commit_files(result):
             if f.get("status") != "renamed" or f.get("patch") != "":
                 continue
-            data = git_out(proxy, req.params.get("repo"), "show", f"{result['sha']}:{f['path']}")
-            lines = data.decode("utf-8", "replace").split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
+            lines = committed_lines(proxy, req.params.get("repo"), result["sha"], f["path"])
             n = len(lines)
             f["patch"] = "\n".join([f"@@ -1,{n} +1,{n} @@", *("-" + ln for ln in lines),
                                     *("+" + ln for ln in lines)])
@@ -212,8 +217,15 @@ class CancelFinishedAnswered(Hooks):
     def __init__(self):
         self.answered: set = set()
 
+    def remembers(self, req) -> bool:
+        """Whether a cancel naming ``req`` once answered gets an error back."""
+        return True
+
+    def complaint(self, rid) -> str:
+        return f"request {rid} already finished"
+
     def reply(self, proxy, req, msg):
-        if req is not None:
+        if req is not None and self.remembers(req):
             self.answered.add(req.id)
         return msg
 
@@ -221,7 +233,7 @@ class CancelFinishedAnswered(Hooks):
         rid = params_id(msg)
         if msg.get("method") == "$/cancelRequest" and rid in self.answered:
             proxy.send_host({"jsonrpc": "2.0", "id": rid,
-                             "error": {"code": 1, "message": f"request {rid} already finished"}})
+                             "error": {"code": 1, "message": self.complaint(rid)}})
         return msg
 
 
