@@ -59,6 +59,7 @@ LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 # owner is a registry id and every topic a case module names is listed here.
 OWNERS: dict[str, str] = {
     "coverage is": "FC-020",
+    "starting without the cache params is": "FC-005",
     "tree replies are": "FC-020",
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",

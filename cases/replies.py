@@ -345,6 +345,13 @@ def handshakes(adapter, spawn) -> list[tuple[str, Any]]:
     # The no-cache start is the same question for every handshake rule, so it
     # is asked once a run (the spawn factory carries the run's memo) and every
     # case judges the same answer.
+    return seen + [(f"initialize with params {show(NO_CACHE_INIT)} (no cache params)", result)
+                   for result in no_cache_start(spawn)]
+
+
+def no_cache_start(spawn) -> list:
+    """The initialize results of a process started with exactly {"protocol": 1},
+    or [] when that start failed (FC-005's defect)."""
     memo = getattr(spawn, "memo", {})
     if NO_CACHE_KEY not in memo:
         provider = spawn(init_params=dict(NO_CACHE_INIT), start=False)
@@ -353,8 +360,7 @@ def handshakes(adapter, spawn) -> list[tuple[str, Any]]:
             memo[NO_CACHE_KEY] = list(provider.init_results)
         except Exception:   # noqa: BLE001 (an error reply, a crash, a timeout: FC-005 judges it)
             memo[NO_CACHE_KEY] = []
-    return seen + [(f"initialize with params {show(NO_CACHE_INIT)} (no cache params)", result)
-                   for result in memo[NO_CACHE_KEY]]
+    return memo[NO_CACHE_KEY]
 
 
 # ---------------------------------------------------------------- every repository and ref

@@ -182,7 +182,8 @@ def telling_paths(fx, commit: str) -> tuple[set[str], set[str], set[str]]:
 def test_blob_at_null_ref(adapter, fx):
     """repo/blob_at with ref null serves the default branch's file (the bytes
     on disk) for files that differ between main and feature (text files and
-    a binary one), with the sha repo/tree (ref null) lists for that path.
+    a binary one), with the sha repo/tree (ref null) lists for that path
+    (binary bytes text-decoded are FC-024's).
 
     Falsified by: blob-at-null-ref-git-sha: repo/blob_at with ref null reports git's blob id while
     trees report sha256 ids.
@@ -198,6 +199,8 @@ def test_blob_at_null_ref(adapter, fx):
                             owner("blob_at replies are")).model
         got = b64_loose(result.bytes_b64)
         want = fx.read(VCS, path)
+        need(got in (None, want) or got != want.decode("utf-8", "replace").encode(),
+             f"{what} comes back text-decoded (U+FFFD)", owner("blob replies are"))
         fc_assert(got == want, expected=f"{path} as on the default branch ({len(want)} bytes)",
                   got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                   why="blob_at with ref null serves the default branch")

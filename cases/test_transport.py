@@ -12,7 +12,7 @@ import time
 from cases.api import case, fc_assert, listing, need, owner, show
 from cases.formats import b64_loose
 from cases.monitoring import judge_own_traffic
-from cases.replies import (HITS, by_path, folded, listed_ids, tree, tree_what,
+from cases.replies import (HITS, by_path, folded, listed_ids, no_cache_start, tree, tree_what,
                            try_request)
 from cases.settings import SILENCE_S
 from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
@@ -111,11 +111,13 @@ NO_CACHE = ("cache_dir", "cache_bytes")   # the v1.6 host's first initialize had
 
 
 @case("FC-121")
-def test_second_initialize(adapter, fx):
+def test_second_initialize(adapter, fx, spawn):
     """More initializes on the same process (an older host sent two: one
     without the cache params, one with them) are each answered with a
     result: the first's params again, then without the cache params, then
     with them; and the process goes on serving repo/tree of alpha as before.
+    (An error without the cache params is FC-005's when a process started
+    without them fails as well.)
 
     Falsified by: second-initialize-refused: An initialize after the first on the same process
     answers an error.
@@ -127,6 +129,9 @@ def test_second_initialize(adapter, fx):
     for params in (first, bare, first):
         result, err = try_request(adapter, "initialize", dict(params))
         asked = f"initialize {show(params, 160)}"
+        if err is not None and params is bare:   # refused without the cache params at all?
+            need(no_cache_start(spawn), f"{asked} answered an error, and so does a process "
+                 f"started without the cache params", owner("starting without the cache params is"))
         fc_assert(err is None, expected="a result",
                   got=f"an error: {err.message!r}" if err else "",
                   why=f"{asked}: every initialize is answered, a later one on the same process too")
