@@ -152,6 +152,20 @@ class AbbreviatedCommitIds(Hooks):
         return msg
 
 
+@kept("short-commit-ids-refused",
+      '§3.12 repo/commit "SHOULD accept any commit-ish the backend resolves": a backend that '
+      'takes only the full ids it emitted may refuse an abbreviated one')
+class ShortCommitIdsRefused(Hooks):
+    """repo/commit of an abbreviated hex id (4 to 39 hex digits) answers not_found; full ids and names are served."""
+
+    def request(self, proxy, req, msg):
+        sha = req.params.get("sha") if req.method == "repo/commit" else None
+        if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{4,39}", sha):
+            proxy.error(req, f"unknown revision {sha} (full commit ids only)", kind="not_found")
+            return None
+        return msg
+
+
 @kept("login-authors",
          'RULINGS: "Author strings are the backend\'s: repo/log\'s author is a required string, not '
          'necessarily git\'s author name"; §3.8 blame author matching is a SHOULD', warns=("FC-098",))
