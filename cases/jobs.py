@@ -115,6 +115,11 @@ def worker_main(job_path: str) -> int:
         return cli.EXIT_INTERRUPTED
     finally:
         cli._restore(previous)
+        if os.getppid() != job["parent"]:
+            # The parent was killed (no handler of its ran): nobody else will
+            # remove its temp area, where this job file lives.
+            import shutil
+            shutil.rmtree(Path(job_path).parent, ignore_errors=True)
 
 
 def _stop_with_parent(parent: int) -> None:
@@ -136,9 +141,12 @@ def write_part(h) -> None:
             "collected": h.collected, "interrupted": h.interrupted}
     path = Path(h.worker_out)
     tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)   # whole or not at all
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)   # whole or not at all
+    except OSError:   # the parent is gone, and its temp area with it: nobody to hand it to
+        pass
 
 
 # ------------------------------------------------------------------ the parent

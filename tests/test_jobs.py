@@ -135,11 +135,15 @@ def test_ctrl_c_stops_every_worker_and_reports_what_ran(tmp_path):
     assert not left, [p.cmdline() for p in left]
 
 
-def test_a_parent_killed_without_a_word_takes_its_workers_and_adapters_with_it():
+def test_a_parent_killed_without_a_word_takes_its_workers_and_adapters_with_it(tmp_path):
     """SIGKILL to the parent (no handler runs): each worker gets SIGTERM from
-    the kernel (PR_SET_PDEATHSIG), stops its adapters like a Ctrl-C and exits."""
+    the kernel (PR_SET_PDEATHSIG), stops its adapters like a Ctrl-C and exits,
+    and the parent's temp area is removed by its workers."""
     import psutil
+    areas = tmp_path / "areas"
+    areas.mkdir()
     proc = subprocess.Popen([sys.executable, str(ROOT / "run"), *TWO], cwd=ROOT,
+                            env=dict(os.environ, FORGE_TMPDIR=str(areas), TMPDIR=str(tmp_path)),
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     proc.stdout.read(3)   # three cases over in the first worker: both workers are running
@@ -150,3 +154,4 @@ def test_a_parent_killed_without_a_word_takes_its_workers_and_adapters_with_it()
     proc.wait()
     _gone, alive = psutil.wait_procs(tree, timeout=cli.STOP_BOUND_S)
     assert not alive, [p.cmdline()[:4] for p in alive]
+    assert not list(areas.iterdir()), sorted(p.name for p in areas.iterdir())
