@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from cases import monitoring, registry, report
+from cases import monitoring, report
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
 from cases.fixture_view import FixtureView, snapshot
 from cases.providers import new_provider
@@ -277,9 +277,9 @@ class Harness:
 
     def apply_monitor(self) -> None:
         """Hand every finding of the run to the case that owns its rule (see
-        ``apply_findings``)."""
+        ``monitoring.apply_findings``)."""
         self.harvest_all()
-        apply_findings(self.results, self.seen, self.settings, self.notes)
+        monitoring.apply_findings(self.results, self.seen, self.settings, self.notes)
 
     def harvest_all(self) -> None:
         """Keep what the monitor found on the processes still open."""
@@ -375,29 +375,6 @@ class Harness:
         path = folder / f"{run.case.id}.jsonl"
         report.write_transcript(path, run.entries())
         return path
-
-
-def apply_findings(results: dict, seen: list, settings, notes: list[str]) -> None:
-    """Hand every finding of the run (``seen``, tagged) to the case that owns
-    its rule: a MUST fails the owner (whatever it found itself), a SHOULD
-    warns. ``results`` are changed in place; used at the end of a run, and by
-    the parent of a run in several processes (cases/jobs.py) on all of them."""
-    for cid, verdict in monitoring.verdicts(seen, set(results)).items():
-        result = results[cid]
-        result.warnings = list(result.warnings) + [
-            w for w in verdict.warnings if w not in result.warnings]
-        if verdict.failure is None:
-            continue
-        case_ = registry.by_id(cid)
-        text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
-                f"rerun: {settings.rerun_command(cid)}")
-        if result.outcome == "failed":
-            result.details = f"{result.details}\n{text}" if result.details else text
-            continue
-        result.outcome, result.message, result.details = "failed", verdict.failure, text
-        result.monitor_failure = True
-        notes.append(f"{cid} failed on the run's traffic after it ran "
-                     f"(protocol monitor): see its entry in the report")
 
 
 def _close_quietly(provider) -> None:

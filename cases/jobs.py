@@ -162,7 +162,7 @@ def run_parallel(args, adapter: list[str], selected: list[str], buckets: list[li
     """Run ``buckets`` (lists of case modules) in one worker each; merge, judge,
     report. ``watch`` gets the report (cli's exit code logic reads it there)."""
     from cases import cli, plugin, report
-    from cases.harness import apply_findings
+    from cases.monitoring import apply_findings
     from cases.known_failures import KnownFailuresError, Policy
     try:
         policy = Policy.load(args.known_failures, args.strict)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import attrs
 
-from cases import api
+from cases import api, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -202,3 +202,26 @@ def _sentence(musts: list[Seen]) -> str:
     tail = f"; {more} more frame(s) like these in the run" if more > 0 else ""
     return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
             + "; ".join(parts) + tail)
+
+
+def apply_findings(results: dict, seen: list, settings, notes: list[str]) -> None:
+    """Hand every finding of the run (``seen``, tagged) to the case that owns
+    its rule: a MUST fails the owner (whatever it found itself), a SHOULD
+    warns. ``results`` are changed in place; used at the end of a run, and by
+    the parent of a run in several processes (cases/jobs.py) on all of them."""
+    for cid, verdict in verdicts(seen, set(results)).items():
+        result = results[cid]
+        result.warnings = list(result.warnings) + [
+            w for w in verdict.warnings if w not in result.warnings]
+        if verdict.failure is None:
+            continue
+        case_ = registry.by_id(cid)
+        text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
+                f"rerun: {settings.rerun_command(cid)}")
+        if result.outcome == "failed":
+            result.details = f"{result.details}\n{text}" if result.details else text
+            continue
+        result.outcome, result.message, result.details = "failed", verdict.failure, text
+        result.monitor_failure = True
+        notes.append(f"{cid} failed on the run's traffic after it ran "
+                     f"(protocol monitor): see its entry in the report")
