@@ -396,6 +396,25 @@ def test_a_rewritten_file_gets_a_new_id_at_once(tmp_path):
         assert file_id() == first
 
 
+def test_a_recent_change_is_rechecked_for_one_timestamp_tick():
+    """A cache entry is trusted only once its file is older than the file
+    system's timestamp tick: 50 ms with sub-second stamps, 2 s with whole
+    seconds (FAT-like), so a same-tick rewrite is never served stale."""
+    import importlib.util
+    import types
+    spec = importlib.util.spec_from_file_location("fs_provider_racy", ADAPTER)
+    F = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(F)
+    now = 1_800_000_000_123_456_789
+    def racy(age_ns, whole=False):
+        stamp = now - age_ns
+        if whole:
+            stamp -= stamp % 1_000_000_000
+        return F._racy(types.SimpleNamespace(st_mtime_ns=stamp, st_ctime_ns=stamp), now)
+    assert racy(10_000_000) and not racy(80_000_000)
+    assert racy(1_000_000_000, whole=True) and not racy(3_000_000_000, whole=True)
+
+
 def test_odd_entries_on_disk(tmp_path):
     folder = tmp_path / "odd"
     folder.mkdir()

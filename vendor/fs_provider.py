@@ -95,8 +95,15 @@ WORKERS = 8
 GIT_TIMEOUT_S = 60
 # A file (or directory) changed less than this long before we looked at it
 # may change again within the same timestamp tick without its stat changing
-# ("racy git"), so such cache entries are re-checked instead of trusted.
-RACY_WINDOW_NS = 1_000_000_000
+# ("racy git"), so such cache entries are re-checked instead of trusted. The
+# tick is the file system's timestamp granularity: a stamp with a sub-second
+# part comes from a file system with fine stamps, which Linux takes from its
+# coarse clock (one jiffy, at most 10 ms, behind the real time we compare
+# with), so 50 ms covers it; a whole-second stamp may come from a file system
+# with 1 s or 2 s stamps (FAT), so 2 s. A fixture copy made just before the
+# run is then trusted after 50 ms instead of re-read by every walk for 1 s.
+RACY_WINDOW_NS = 2_000_000_000
+RACY_WINDOW_FINE_NS = 50_000_000
 
 # a branch or tag name with no folder part and no revision syntax: the only
 # names whose resolution resolve() remembers under a refs stamp
@@ -239,7 +246,9 @@ def _stat_key(st: os.stat_result) -> tuple:
 
 
 def _racy(st: os.stat_result, seen_at_ns: int) -> bool:
-    return seen_at_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_WINDOW_NS
+    changed = max(st.st_mtime_ns, st.st_ctime_ns)
+    fine = st.st_mtime_ns % 1_000_000_000 or st.st_ctime_ns % 1_000_000_000
+    return seen_at_ns - changed < (RACY_WINDOW_FINE_NS if fine else RACY_WINDOW_NS)
 
 
 class FileInfo:
