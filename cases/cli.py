@@ -359,12 +359,16 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
     try:
         temp = make_temp_area("forge-preflight-")
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
+        from cases import jobs
+        n = jobs.count(modules, args.jobs)
+        workers = None
+        if n > 1:   # they get ready while the pre-flight runs, and wait for its verdict
+            workers = jobs.Workers(args, adapter, selected, modules, n, temp)
+            LEFTOVERS.add(workers.abandon, first=True)
         materialized = preflight(settings, temp)
         LEFTOVERS.add(materialized.cleanup, first=True)
-        from cases import jobs
-        buckets = jobs.plan(modules, jobs.wanted(args.jobs))
-        if len(buckets) > 1:
-            return jobs.run_parallel(args, adapter, selected, buckets, settings, temp, watch)
+        if workers is not None:
+            return jobs.run_parallel(args, selected, workers, settings, watch)
         return _pytest(args, adapter, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")

@@ -1,9 +1,13 @@
 """A run in several processes: ``--jobs N`` (cases/cli.py).
 
-The selected case groups are shared out among N worker processes. A worker
-is pytest with the plugin over its groups, exactly as a run of those groups
-alone: its own group adapters and spawns, its own fixture copy (its harness
-materializes one), its own end-of-group windows. It writes no report:
+The selected case groups are shared out among N worker processes as they
+go: worker k takes the k-th group of ``queue`` first, then whoever is free
+takes the next group nobody took (so an adapter whose time goes elsewhere
+than the reference's still keeps every worker busy to the end). A worker is
+pytest with the plugin over every selected case, running only the groups it
+takes, each exactly as in a run of that group alone: its own group adapters
+and spawns, its own fixture copy (its harness materializes one), its own
+end-of-group windows. It writes no report:
 at its end it hands the parent, through a file in the run's temp area, the
 results of its cases, everything the protocol monitor found on its
 processes (not judged yet) and its notes. The parent then hands the
@@ -15,7 +19,9 @@ prints the summary. So the verdicts of ``--jobs 2`` are those of
 ``--jobs 1``; only the wall time differs, because independent groups need
 not wait for each other's silence windows, respawns and deadlines.
 
-The pre-flight runs once, in the parent, before any worker starts.
+The pre-flight runs once, in the parent, while the workers start (import,
+collect, materialize their copies); they run nothing until it passed, and
+end without a word when it failed.
 
 Output: the first worker's lines are shown as they come; each other
 worker's are kept and shown after it, in order, so lines never interleave.
@@ -40,13 +46,13 @@ from pathlib import Path
 
 from cases import invocation, registry
 
-# Rough seconds of each group against the reference (tests/bench.py suite
-# prints the split): only for sharing the groups out evenly; a wrong figure
-# costs wall time, never a verdict.
-GROUP_WEIGHT = {"lifecycle": 1.35, "transport": 1.0, "content_ids": 0.95, "revisions": 0.65,
-                "commits": 0.5, "trees": 0.45, "search": 0.45, "streaming": 0.4,
-                "handshake": 0.3, "roundtrips": 0.25, "errors": 0.2, "listings": 0.2,
-                "bounded": 0.15, "icons": 0.06}
+# Rough seconds of each group against the reference with --jobs 2 (tests/
+# bench.py suite prints the split): only for the order in which the workers
+# take the groups (queue); a wrong figure costs wall time, never a verdict.
+GROUP_WEIGHT = {"lifecycle": 1.5, "transport": 1.0, "revisions": 0.85, "content_ids": 0.77,
+                "search": 0.7, "streaming": 0.55, "commits": 0.5, "trees": 0.5,
+                "roundtrips": 0.3, "handshake": 0.23, "errors": 0.22, "listings": 0.2,
+                "bounded": 0.16, "icons": 0.11}
 DEFAULT_WEIGHT = 0.5
 PART = "worker-{}.part"
 
@@ -75,34 +81,40 @@ def _group(module: str) -> str:
     return Path(module).stem.removeprefix("test_")
 
 
-def plan(modules: list[str], jobs: int) -> list[list[str]]:
-    """``modules`` (in run order) shared out among at most ``jobs`` buckets,
-    heaviest first to the lightest bucket. In a bucket the groups whose
-    adapter is watched for TAIL_S at its end (cli.TAILED_GROUPS: they stream
-    or notify) come first, then the others in run order, so those windows
-    pass while the quiet groups run instead of being waited out at the end.
+def queue(modules: list[str]) -> list[str]:
+    """The order in which the workers take ``modules`` (groups): the groups
+    whose adapter is watched for TAIL_S at its end (cli.TAILED_GROUPS: they
+    stream or notify) first, so those windows pass while the quiet groups
+    run instead of being waited out at the end; then the others; each part
+    heaviest first, so the last groups taken are the short ones and the
+    workers end close together. Worker k takes the k-th group first, then
+    each takes the next one not taken when it is free (see _claims): a slow
+    group, or an adapter whose time goes elsewhere than the reference's,
+    never leaves one worker idle while the other has several groups to go.
     (One process keeps cli's run order; nothing but the wall time depends on
     the order.)"""
-    jobs = max(1, min(jobs, len(modules)))
-    if jobs == 1:
-        return [list(modules)]
-    buckets: list[list[str]] = [[] for _ in range(jobs)]
-    load = [0.0] * jobs
-    for m in sorted(modules, key=lambda m: -GROUP_WEIGHT.get(_group(m), DEFAULT_WEIGHT)):
-        k = load.index(min(load))
-        buckets[k].append(m)
-        load[k] += GROUP_WEIGHT.get(_group(m), DEFAULT_WEIGHT)
     from cases.cli import TAILED_GROUPS
-    order = {m: (_group(m) not in TAILED_GROUPS, i) for i, m in enumerate(modules)}
-    return [sorted(b, key=order.__getitem__) for b in buckets if b]
+    index = {m: i for i, m in enumerate(modules)}
+    return sorted(modules, key=lambda m: (_group(m) not in TAILED_GROUPS,
+                                          -GROUP_WEIGHT.get(_group(m), DEFAULT_WEIGHT), index[m]))
+
+
+def count(modules: list[str], option: int | None) -> int:
+    """How many workers a run of ``modules`` gets (1: no workers, one process)."""
+    return max(1, min(wanted(option), len(modules)))
 
 
 # ------------------------------------------------------------------ the worker
 
+JOB: dict | None = None   # this worker's job (None outside a worker)
+
+
 def worker_main(job_path: str) -> int:
-    """A worker process: run its pytest command line; the plugin writes its part."""
+    """A worker process: run its pytest command line, its cases in the groups
+    it takes (run_claimed); the plugin writes its part."""
+    global JOB
     from cases import cli, plugin
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    job = JOB = json.loads(Path(job_path).read_text(encoding="utf-8"))
     invocation.set_launcher(job["launcher"])   # the rerun lines name the user's command
     sys.argv[0] = job["argv0"]
     previous = cli._catch_stop_signals()
@@ -120,6 +132,78 @@ def worker_main(job_path: str) -> int:
             # remove its temp area, where this job file lives.
             import shutil
             shutil.rmtree(Path(job_path).parent, ignore_errors=True)
+
+
+def run_claimed(session, h) -> bool:
+    """A worker's test loop (the plugin's pytest_runtestloop): every selected
+    case is collected, but only the groups this worker takes are run, each
+    whole and in order, one after another. Before the first, the worker gets
+    its fixture copy ready and waits for the parent's word that the
+    pre-flight passed; without it (the pre-flight failed, or the parent is
+    gone) it removes what it made and ends without a word."""
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
+    if session.config.option.collectonly:
+        return True
+    job = JOB
+    by_module: dict[str, list] = {}
+    for item in session.items:
+        by_module.setdefault(os.path.realpath(str(item.path)), []).append(item)
+    if session.items:
+        try:
+            h.fx()          # while the parent's pre-flight runs
+        except Exception:   # (the case that needs it reports it; the pre-flight does first)
+            pass
+    if not _told_to_go(job["go"]):
+        h.close()
+        os._exit(0)
+    groups = (g for g in (by_module.get(os.path.realpath(m), []) for m in _claims(job)) if g)
+    current = next(groups, None)
+    while current is not None:
+        following = None
+        for i, item in enumerate(current):
+            if i + 1 < len(current):
+                nextitem = current[i + 1]
+            else:   # the next group is taken before this one's last case, for its teardown
+                following = next(groups, None)
+                nextitem = following[0] if following else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail:
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
+        current = following
+    return True
+
+
+def _told_to_go(fd: int) -> bool:
+    """Block until the parent writes its go-ahead (True) or closes the pipe (False)."""
+    try:
+        return os.read(fd, 1) == b"g"
+    finally:
+        os.close(fd)
+
+
+def _claims(job: dict):
+    """The groups this worker runs: the k-th of the queue, then the next one
+    nobody took yet, each time it is free, until none is left. The count of
+    groups taken lives in a file under the run's temp area, locked while
+    read and bumped (it starts at the number of workers, whose first groups
+    are theirs already)."""
+    order, k = job["queue"], job["index"]
+    if k < len(order):
+        yield order[k]
+    import fcntl
+    while True:
+        with open(job["claims"], "r+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            n = int(f.read() or b"0")
+            f.seek(0)
+            f.write(str(n + 1).encode())
+            f.truncate()
+        if n >= len(order):
+            return
+        yield order[n]
 
 
 def _stop_with_parent(parent: int) -> None:
@@ -157,40 +241,93 @@ def _worker_command(job: Path) -> list[str]:
     return [sys.executable, "-c", _BOOT, root, package, str(job)]
 
 
-def run_parallel(args, adapter: list[str], selected: list[str], buckets: list[list[str]],
-                 settings, temp: Path, watch) -> int:
-    """Run ``buckets`` (lists of case modules) in one worker each; merge, judge,
-    report. ``watch`` gets the report (cli's exit code logic reads it there)."""
-    from cases import cli, plugin, report
-    from cases.monitoring import apply_findings
-    from cases.known_failures import KnownFailuresError, Policy
-    try:
-        policy = Policy.load(args.known_failures, args.strict)
-    except KnownFailuresError as exc:
-        raise cli.UsageError(str(exc)) from None
-    settings.rerun_options = ["--strict"] if policy.strict else []
-    kept = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
-    cli.LEFTOVERS.add(lambda: _remove_if_empty(kept))
-    started = time.monotonic()
-    procs: list[tuple[subprocess.Popen, Path, list]] = []
-    interrupted = False
-    try:
-        for k, bucket in enumerate(buckets):
-            ids = [cid for cid in selected if str(cli.REPO_ROOT / registry.by_id(cid).module)
-                   in bucket]
-            part = temp / PART.format(k)
-            pargs = cli.pytest_args(args, adapter, ids, bucket, None) + [
-                "--forge-worker-out", str(part), "--forge-kept-dir", str(kept)]
-            job = temp / f"worker-{k}.json"
-            job.write_text(json.dumps({"pargs": pargs, "launcher": invocation.launcher(),
-                                       "argv0": sys.argv[0], "parent": os.getpid()}),
-                           encoding="utf-8")
+class Workers:
+    """The worker processes of a run, started before the pre-flight: they
+    import pytest and the cases, collect and make their fixture copies while
+    it runs, and start on their groups once ``go()`` says it passed. Until
+    then ``abandon()`` (the pre-flight failed, or a stop) lets them end
+    without a word and waits for them."""
+
+    def __init__(self, args, adapter: list[str], selected: list[str], modules: list[str],
+                 n: int, temp: Path):
+        from cases import cli
+        from cases.known_failures import KnownFailuresError, Policy
+        try:
+            self.policy = Policy.load(args.known_failures, args.strict)
+        except KnownFailuresError as exc:
+            raise cli.UsageError(str(exc)) from None
+        self.kept = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
+        cli.LEFTOVERS.add(lambda: _remove_if_empty(self.kept))
+        self.started = time.monotonic()
+        self.procs: list[tuple[subprocess.Popen, Path, list]] = []
+        self._go: list[int] = []
+        order = queue(modules)
+        claims = temp / "claims"
+        claims.write_text(str(n), encoding="ascii")
+        pargs = cli.pytest_args(args, adapter, selected, order, None) + [
+            "--forge-kept-dir", str(self.kept), "-o", "console_output_style=classic"]
+        try:
+            for k in range(n):
+                self._start(k, temp, pargs, order, claims)
+        except BaseException:
+            self.abandon()
+            raise
+
+    def _start(self, k: int, temp: Path, pargs: list[str], order: list[str], claims: Path):
+        """Worker k, with the read end of its go-ahead pipe (its job file says which fd)."""
+        part = temp / PART.format(k)
+        job = temp / f"worker-{k}.json"
+        read_end, write_end = os.pipe()
+        self._go.append(write_end)
+        try:
+            job.write_text(json.dumps({
+                "pargs": pargs + ["--forge-worker-out", str(part)],
+                "launcher": invocation.launcher(), "argv0": sys.argv[0],
+                "parent": os.getpid(), "queue": order, "index": k,
+                "claims": str(claims), "go": read_end}), encoding="utf-8")
             outs = [] if k == 0 else [open(temp / f"worker-{k}.{s}", "w+b")
                                       for s in ("out", "err")]
             proc = subprocess.Popen(_worker_command(job), stdin=subprocess.DEVNULL,
                                     stdout=outs[0] if outs else None,
-                                    stderr=outs[1] if outs else None)
-            procs.append((proc, part, outs))
+                                    stderr=outs[1] if outs else None,
+                                    pass_fds=(read_end,))
+        finally:
+            os.close(read_end)
+        self.procs.append((proc, part, outs))
+
+    def go(self) -> None:
+        """The pre-flight passed: every worker starts on its groups."""
+        for fd in self._go:
+            try:
+                os.write(fd, b"g")
+            except OSError:   # that worker is gone already (its missing part says so)
+                pass
+        self._close_go()
+
+    def abandon(self) -> None:
+        """No run after all: the workers that are still waiting end; all are waited for."""
+        self._close_go()
+        for proc, _, outs in self.procs:
+            proc.wait()
+            for f in outs:
+                f.close()
+        self.procs.clear()
+
+    def _close_go(self) -> None:
+        while self._go:
+            os.close(self._go.pop())
+
+
+def run_parallel(args, selected: list[str], workers: Workers, settings, watch) -> int:
+    """Let ``workers`` go, wait for them; merge, judge, report. ``watch`` gets
+    the report (cli's exit code logic reads it there)."""
+    from cases import cli, plugin, report
+    from cases.monitoring import apply_findings
+    policy, kept, started, procs = workers.policy, workers.kept, workers.started, workers.procs
+    settings.rerun_options = ["--strict"] if policy.strict else []
+    interrupted = False
+    try:
+        workers.go()
         for proc, _, _ in procs:
             proc.wait()
     except KeyboardInterrupt:

@@ -83,6 +83,15 @@ def pytest_collection_finish(session) -> None:
         h.collected = [c.id for c in (_case_of(i) for i in session.items) if c is not None]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """A worker of a run in several processes runs the groups it takes (cases/jobs.py)."""
+    from cases import jobs
+    if _HARNESS is None or jobs.JOB is None:
+        return None
+    return jobs.run_claimed(session, _HARNESS)
+
+
 def _case_of(item) -> Case | None:
     fn = getattr(item, "function", None)
     return getattr(fn, "forge_case", None)

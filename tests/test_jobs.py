@@ -53,23 +53,32 @@ def _modules(groups=None) -> list[str]:
     return sorted(mods, key=lambda m: cli._run_order(Path(m).stem.removeprefix("test_")))
 
 
-def test_plan_shares_every_group_out_once_in_run_order():
+def test_the_queue_holds_every_group_once_watched_groups_first_heaviest_first():
     modules = _modules()
-    for n in (1, 2, 3, len(modules), len(modules) + 4):
-        buckets = jobs.plan(modules, n)
-        assert len(buckets) == min(n, len(modules))
-        assert sorted(m for b in buckets for m in b) == sorted(modules)
-        for b in buckets:
-            if len(buckets) == 1:
-                assert b == modules, "one process keeps the run order"
-                continue
-            tailed = [m for m in b if jobs._group(m) in cli.TAILED_GROUPS]
-            assert b == tailed + [m for m in modules if m in b and m not in tailed], \
-                "a bucket runs its watched groups first, then the rest in run order"
-    loads = [sum(jobs.GROUP_WEIGHT[jobs._group(m)] for m in b) for b in jobs.plan(modules, 2)]
-    assert max(loads) - min(loads) <= max(jobs.GROUP_WEIGHT.values())
+    order = jobs.queue(modules)
+    assert sorted(order) == sorted(modules)
+    tailed = [m for m in order if jobs._group(m) in cli.TAILED_GROUPS]
+    assert order[:len(tailed)] == tailed, "the watched groups are taken first"
+    weight = lambda m: jobs.GROUP_WEIGHT[jobs._group(m)]   # noqa: E731
+    for part in (tailed, order[len(tailed):]):
+        assert [weight(m) for m in part] == sorted(map(weight, part), reverse=True)
     assert set(jobs.GROUP_WEIGHT) == set(registry.GROUPS), "a group without a weight"
-    assert jobs.plan(_modules({"handshake"}), 2) == [_modules({"handshake"})]
+    assert [jobs.count(modules, n) for n in (1, 2, 3)] == [1, 2, 3]
+    assert jobs.count(modules, len(modules) + 4) == len(modules)
+    assert jobs.count(_modules({"handshake"}), 2) == 1, "one group: one process"
+
+
+def test_workers_taking_groups_in_turn_take_each_group_exactly_once(tmp_path):
+    order = [f"g{i}" for i in range(7)]
+    claims = tmp_path / "claims"
+    claims.write_text("3", encoding="ascii")
+    taken = [jobs._claims({"queue": order, "index": k, "claims": str(claims)}) for k in range(3)]
+    got: list[list[str]] = [[], [], []]
+    for k in (0, 1, 2, 2, 2, 0, 1, 0, 1, 2):   # whoever is free next
+        got[k] += [g for g in [next(taken[k], None)] if g is not None]
+    assert [g[0] for g in got] == ["g0", "g1", "g2"], "worker k starts with the k-th group"
+    assert sorted(g for gs in got for g in gs) == order
+    assert [next(t, None) for t in taken] == [None, None, None]
 
 
 def test_the_reference_gets_the_same_report_from_two_processes(verdicts):
@@ -94,7 +103,8 @@ def test_the_nonconforming_gate_fails_exactly_the_same_in_two_processes(verdicts
 def test_a_finding_seen_in_another_worker_fails_its_owner_alone(verdicts, switch):
     owner = ACROSS[switch]
     modules = _modules({registry.by_id(owner).group, SEEN_IN})
-    assert len(jobs.plan(modules, 2)) == 2, "the owner and the evidence would share a worker"
+    first = jobs.queue(modules)[:2]   # each worker's first group
+    assert sorted(first) == sorted(modules), "the owner and the evidence would share a worker"
     alone = verdicts[f"{switch}-alone"]
     assert alone.code == 0 and not alone.failed, alone.explain()
     v = verdicts[switch]
