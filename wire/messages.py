@@ -773,8 +773,20 @@ def _shape_of(tp: Any) -> str:
     return "value"
 
 
-def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
-    shape = _shape_of(tp)
+@functools.lru_cache(maxsize=None)
+def _members(tp: Any) -> tuple[tuple[str, Any, bool, bool, bool, str], ...]:
+    """(name, type, required, is the key member, is a plain str, _shape_of
+    its type) of each member of an attrs class, in order; computed once per
+    class (hashing a typing generic for every member of every entry of a
+    wide tree costs more than reading it)."""
+    return tuple((f.name, f.type, f.default is attrs.NOTHING, bool(f.metadata.get(KEY)),
+                  f.type is str, _shape_of(f.type)) for f in attrs.fields(tp))
+
+
+def _read(value: Any, tp: Any, path: str, problems: list, places: dict,
+          shape: str | None = None) -> Any:
+    if shape is None:
+        shape = _shape_of(tp)
     if shape == "value":
         if tp is str and type(value) is str:    # the common members, without the dispatch
             return value
@@ -788,32 +800,35 @@ def _read(value: Any, tp: Any, path: str, problems: list, places: dict) -> Any:
             problems.append((path, f"expected an object, {_got(value)}"))
             return _MISSING
         kwargs: dict[str, Any] = {}
-        for f in attrs.fields(tp):
-            sub = _join(path, f.name)
-            required = f.default is attrs.NOTHING
-            if f.name not in value:
+        for name, member_tp, required, key, plain_str, member_shape in _members(tp):
+            member = value.get(name, _MISSING)
+            if member is _MISSING:
                 got = _MISSING
                 if required:
-                    problems.append((sub, "missing required member"))
+                    problems.append((_join(path, name), "missing required member"))
+            elif plain_str and type(member) is str:   # the common members, without a path
+                kwargs[name] = member
+                continue
             else:
-                got = _read(value[f.name], f.type, sub, problems, places)
+                got = _read(member, member_tp, _join(path, name), problems, places, member_shape)
             if got is _MISSING:
-                if f.metadata.get(KEY):
+                if key:
                     return _MISSING
                 if required:
-                    kwargs[f.name] = None
+                    kwargs[name] = None
                 continue   # the default applies
-            kwargs[f.name] = got
+            kwargs[name] = got
         return tp(**kwargs)
     # "models": an array of attrs classes, each item read (and placed) alone
     if type(value) is not list:
         problems.append((path, f"expected an array, {_got(value)}"))
         return _MISSING
     item_tp = typing.get_args(tp)[0]
+    item_shape = _shape_of(item_tp)
     out = []
     for i, element in enumerate(value):
         place = f"{path}[{i}]"
-        item = _read(element, item_tp, place, problems, places)
+        item = _read(element, item_tp, place, problems, places, item_shape)
         if item is not _MISSING:
             places[id(item)] = place
             out.append(item)
