@@ -391,6 +391,35 @@ def git(repo_dir: str, *args: str, input: bytes | None = None) -> bytes:
     return proc.stdout
 
 
+# Answers of git questions that can never change, remembered per process:
+# every revision they name is a full object id (a commit or blob id names
+# the same bytes for ever), e.g. a blob's bytes, a commit's metadata and its
+# diff against its parent, a log or blame at a commit id. The same commit
+# asked again (by its full id, then by an abbreviated one) costs no git.
+GIT_MEMO_MAX_BYTES = 32 * 1024 * 1024
+_git_memo: dict[tuple, bytes] = {}
+_git_memo_bytes = 0
+_memo_lock = threading.Lock()
+
+
+def git_fixed(repo_dir: str, *args: str) -> bytes:
+    """git(repo_dir, *args) for a question whose revisions are full object ids."""
+    global _git_memo_bytes
+    key = (repo_dir, args)
+    known = _git_memo.get(key)
+    if known is not None:
+        return known
+    out = git(repo_dir, *args)
+    with _memo_lock:
+        if _git_memo_bytes + len(out) > GIT_MEMO_MAX_BYTES:
+            _git_memo.clear()           # bounded: start over rather than track ages
+            _git_memo_bytes = 0
+        if len(out) <= GIT_MEMO_MAX_BYTES and key not in _git_memo:
+            _git_memo[key] = out
+            _git_memo_bytes += len(out)
+    return out
+
+
 class GitEntry:
     __slots__ = ("path", "type", "oid", "size")
 
@@ -592,7 +621,7 @@ class Repo:
             self._git_ids.setdefault(_blob_sha_by_oid[oid], oid)
 
     def git_blob(self, oid: str) -> bytes:
-        return git(self.path, "cat-file", "blob", oid)
+        return git_fixed(self.path, "cat-file", "blob", oid)
 
     def ref_commits(self) -> list[str]:
         """The commits every branch and tag points at (for looking up blob ids)."""
@@ -1044,7 +1073,7 @@ def m_repo_log(cat: Catalog, params: dict, call: CallContext) -> dict:
     limit = LOG_DEFAULT_LIMIT if limit is None else max(1, min(limit, LOG_MAX_LIMIT))
     # Ask for one row more than we return: if it exists, the list is provably truncated.
     args = ["log", "-z", "--format=%H%x1f%an%x1f%aI%x1f%s", f"-n{limit + 1}", commit, "--"]
-    out = git(repo.path, *args, *([path] if path else []))
+    out = git_fixed(repo.path, *args, *([path] if path else []))
     items = []
     for record in out.decode("utf-8", errors="replace").split("\0"):
         if record.strip():
@@ -1064,7 +1093,7 @@ def m_repo_blame(cat: Catalog, params: dict, call: CallContext) -> dict:
     commit = repo.resolve(ref if ref is not None else repo.default_branch())
     if not any(e.path == path and e.type == "blob" for e in repo.git_tree(commit)):
         raise not_found(f"no file {path!r} at {ref or repo.default_branch()!r} in {ORG}/{repo.name}")
-    out = git(repo.path, "blame", "--line-porcelain", "--no-textconv", commit, "--", path)
+    out = git_fixed(repo.path, "blame", "--line-porcelain", "--no-textconv", commit, "--", path)
     return {"ranges": coalesce_blame(parse_line_porcelain(out))}
 
 
@@ -1115,14 +1144,15 @@ def m_repo_commit(cat: Catalog, params: dict, call: CallContext) -> dict:
     repo = cat.repo(param_str(params, "repo", required=True))
     repo.require_git("commits")
     commit = repo.resolve(param_str(params, "sha", required=True))
-    meta = git(repo.path, "show", "-s", "--format=%H%x00%P%x00%an%x00%aI%x00%B", commit)
+    meta = git_fixed(repo.path, "show", "-s", "--format=%H%x00%P%x00%an%x00%aI%x00%B", commit)
     sha, parents, author, date, message = meta.decode("utf-8", errors="replace").split("\0", 4)
     parents = parents.split()
     # First-parent diff; a root commit is compared with the empty tree.
     diff_args = ["diff-tree", "-r", "-M", "--no-commit-id"]
     revs = [parents[0], commit] if parents else ["--root", commit]
-    raw = git(repo.path, *diff_args, "-z", "--raw", *revs)
-    patch = git(repo.path, *diff_args, "-p", "--no-color", "--no-ext-diff", "--no-textconv", *revs)
+    raw = git_fixed(repo.path, *diff_args, "-z", "--raw", *revs)
+    patch = git_fixed(repo.path, *diff_args, "-p", "--no-color", "--no-ext-diff", "--no-textconv",
+                      *revs)
     changes = parse_raw_diff(raw)
     files = attach_patches(changes, split_patch(patch))
     return {"sha": sha, "author": author, "date": date, "message": message.rstrip("\n"),
