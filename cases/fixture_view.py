@@ -14,12 +14,13 @@ class FixtureView:
     """One materialized copy: ``path``, the org, whether the vcs repo exists."""
 
     def __init__(self, path: Path, org: str, vcs_built: bool, vcs_skip_reason: str | None,
-                 home: Path):
+                 home: Path, answers=None):
         self.path = Path(path)
         self.org = org
         self.vcs_built = vcs_built
         self.vcs_skip_reason = vcs_skip_reason
         self._home = home   # an empty HOME for git, so no user config leaks in
+        self.answers = answers   # fixture.git_answers.GitAnswers of this build, or None
 
     def __repr__(self) -> str:
         return f"<fixture {self.path} vcs={'built' if self.vcs_built else 'absent'}>"
@@ -47,16 +48,24 @@ class FixtureView:
         return dict(sorted(found.items()))
 
     def git_bytes(self, *args: str) -> bytes:
-        """``git <args>`` in the vcs repo with an isolated environment; raises on error."""
-        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self._home),
-               "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
-        proc = subprocess.run(["git", "-C", str(self.path / "vcs"), *args], env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
-        if proc.returncode != 0:
-            raise RuntimeError(f"git {' '.join(args)} failed ({proc.returncode}): "
-                               f"{proc.stderr.decode('utf-8', 'replace').strip()}")
-        return proc.stdout
+        """``git <args>`` in the vcs repo with an isolated environment; raises on
+        error. An answer an earlier run got for the same build is taken as is
+        (fixture.git_answers: the same build key is the same repo)."""
+        known = self.answers.get(args) if self.answers is not None else None
+        if known is None:
+            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self._home),
+                   "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                   "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
+            proc = subprocess.run(["git", "-C", str(self.path / "vcs"), *args], env=env,
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+            known = (proc.returncode, proc.stdout, proc.stderr)
+            if self.answers is not None:
+                self.answers.put(args, *known)
+        code, out, err = known
+        if code != 0:
+            raise RuntimeError(f"git {' '.join(args)} failed ({code}): "
+                               f"{err.decode('utf-8', 'replace').strip()}")
+        return out
 
     def git(self, *args: str) -> str:
         return self.git_bytes(*args).decode("utf-8", "replace")

@@ -176,6 +176,7 @@ class Harness:
         self.settings.rerun_options = ["--strict"] if self.policy.strict else []
         self.html_path = opt("forge_html")
         self._fx: FixtureView | None = None
+        self._answers: Any = False            # fixture.git_answers.GitAnswers | None, once asked
         self._fx_snapshot: dict | None = None
         self.owned: list = []                 # Materialized copies to remove at the end
         self.providers: list = []             # open providers, closed at the end for sure
@@ -201,7 +202,8 @@ class Harness:
                 vcs = (path / "vcs" / ".git").exists()
                 from fixture import GIT_MISSING_REASON
                 self._fx = FixtureView(path, self.settings.org, vcs,
-                                       None if vcs else GIT_MISSING_REASON, self.home)
+                                       None if vcs else GIT_MISSING_REASON, self.home,
+                                       self._git_answers() if vcs else None)
             else:
                 self._fx = self._materialize()
             self._fx_snapshot = snapshot(self._fx.path)
@@ -211,7 +213,17 @@ class Harness:
         import fixture
         m = fixture.materialize(self.temp, root=self.settings.fixture_root)
         self.owned.append(m)
-        return FixtureView(m.path, self.settings.org, m.vcs_built, m.vcs_skip_reason, self.home)
+        return FixtureView(m.path, self.settings.org, m.vcs_built, m.vcs_skip_reason, self.home,
+                           self._git_answers() if m.vcs_built else None)
+
+    def _git_answers(self):
+        """git's remembered answers about this build of the vcs repo (fixture.git_answers)."""
+        if self._answers is False:
+            from fixture import FIXTURE_ROOT, git_answers
+            from fixture.materialize import VCS_INPUTS
+            root = Path(self.settings.fixture_root or FIXTURE_ROOT)
+            self._answers = git_answers.for_inputs(root / VCS_INPUTS)
+        return self._answers
 
     def mutable_copy(self) -> FixtureView:
         """A private copy of the repos a writing case needs (alpha, beta and
@@ -354,6 +366,8 @@ class Harness:
             t.join()
         self.providers.clear()
         self.drain()
+        if self._answers:
+            self._answers.save()
         for m in self.owned:
             m.cleanup()
         self.owned.clear()

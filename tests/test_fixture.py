@@ -628,3 +628,45 @@ def test_cache_dir_unusable_or_off_means_no_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
     assert cache.cache_dir() == tmp_path / "home" / ".cache" / "forge-conformance" / "fixture"
+
+
+@needs_git
+def test_git_answers_are_gits_and_a_later_run_asks_no_git(tmp_path, vcs_cache, monkeypatch):
+    """fixture.git_answers: what one run asked git about a build (a failing
+    question too) is what the next run gets without running git; a file that
+    is damaged or of another key is ignored whole; off means none."""
+    from cases.fixture_view import FixtureView
+    from fixture import git_answers
+    cache_root, _ = vcs_cache
+    inputs = FIXTURE_ROOT / "vcs-inputs"
+    home = tmp_path / "home"
+    home.mkdir()
+    unknown = "0" * 40
+    with materialize(tmp_path) as m:
+        first = git_answers.for_inputs(inputs)
+        fx = FixtureView(m.path, "local", True, None, home, first)
+        log = fx.git_bytes("log", "--format=%H %s", "main")
+        assert log == git(m.path / cat.VCS, "log", "--format=%H %s", "main").encode()
+        with pytest.raises(RuntimeError, match=r"failed \(1\)"):
+            fx.git_bytes("cat-file", "-e", unknown)
+        first.save()
+        assert first.path.parent == cache_root and stat.S_IMODE(first.path.stat().st_mode) == 0o600
+
+        def no_git(*a, **kw):
+            raise AssertionError(f"git was run: {a}")
+
+        later = FixtureView(m.path, "local", True, None, home, git_answers.for_inputs(inputs))
+        with monkeypatch.context() as mp:
+            mp.setattr(subprocess, "run", no_git)
+            assert later.git_bytes("log", "--format=%H %s", "main") == log
+            with pytest.raises(RuntimeError, match=r"failed \(1\)"):
+                later.git_bytes("cat-file", "-e", unknown)
+            with pytest.raises(AssertionError, match="git was run"):
+                later.git_bytes("rev-parse", "main")   # never asked: git it is
+        for damage in ("{not json", json.dumps({"format": 1, "key": "another", "answers": []}),
+                       json.dumps({"format": 1, "key": first.key,
+                                   "answers": [[["log"], "0", "", ""]]})):
+            first.path.write_text(damage, encoding="utf-8")
+            assert git_answers.for_inputs(inputs).get(("log", "--format=%H %s", "main")) is None
+    monkeypatch.setenv("FORGE_FIXTURE_CACHE", "off")
+    assert git_answers.for_inputs(inputs) is None
