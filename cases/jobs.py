@@ -321,7 +321,7 @@ class Workers:
 def run_parallel(args, selected: list[str], workers: Workers, settings, watch) -> int:
     """Let ``workers`` go, wait for them; merge, judge, report. ``watch`` gets
     the report (cli's exit code logic reads it there)."""
-    from cases import cli, plugin, report
+    from cases import cli, report
     from cases.monitoring import apply_findings
     policy, kept, started, procs = workers.policy, workers.kept, workers.started, workers.procs
     settings.rerun_options = ["--strict"] if policy.strict else []
@@ -377,11 +377,11 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch) -
                        adapter_argv=settings.adapter, interrupted=interrupted,
                        duration_s=time.monotonic() - started, policy=policy)
     watch.report = rep
-    plugin.write_reports(rep, results, notes, json_path=args.json, junit_path=args.junit,
+    report.write_reports(rep, results, notes, json_path=args.json, junit_path=args.junit,
                          html_path=args.html)
     shown_kept = kept if any(kept.iterdir()) else None
     print("=" * 28 + " forge-conformance " + "=" * 28)
-    for line in plugin.summary_block(rep, shown_kept, args.transcripts, notes,
+    for line in report.summary_block(rep, shown_kept, args.transcripts, notes,
                                      verbose=args.verbose > 0):
         print(line)
     print(cli.verdict_line(rep), flush=True)

@@ -220,21 +220,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
                        duration_s=time.monotonic() - h.started, policy=h.policy)
     h.report = rep
-    write_reports(rep, h.results, h.notes, json_path=h.json_path, junit_path=h.junit_path,
+    report.write_reports(rep, h.results, h.notes, json_path=h.json_path, junit_path=h.junit_path,
                   html_path=h.html_path)
-
-
-def write_reports(rep: dict, results: dict, notes: list[str], *, json_path, junit_path,
-                  html_path) -> None:
-    """The JSON, JUnit and HTML reports that were asked for (a failed write is a note)."""
-    from cases import html_report
-    for path, writer in ((json_path, report.write_json), (junit_path, report.write_junit),
-                         (html_path, lambda p, r: html_report.write(p, r, results))):
-        if path:
-            try:
-                writer(Path(path), rep)
-            except OSError as exc:
-                notes.append(f"could not write {path}: {exc}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -244,20 +231,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     tr = terminalreporter
     tr.write_sep("=", "forge-conformance")
-    for line in summary_block(rep, h.kept_dir, h.transcripts_dir, h.notes,
+    for line in report.summary_block(rep, h.kept_dir, h.transcripts_dir, h.notes,
                               verbose=config.getoption("verbose") > 0):
         tr.write_line(line)
-
-
-def summary_block(rep: dict, kept_dir, transcripts_dir, notes: list[str], *,
-                  verbose: bool) -> list[str]:
-    """What the terminal shows after the cases (also for a run in several processes)."""
-    lines = report.summary_lines(rep, verbose=verbose)
-    if kept_dir is not None:
-        lines.append(f"transcripts of the failing cases: {kept_dir}")
-    elif transcripts_dir is not None:
-        lines.append(f"transcripts: {transcripts_dir}")
-    return lines + [f"note: {note}" for note in notes]
 
 
 def pytest_unconfigure(config) -> None:

@@ -322,3 +322,27 @@ def level_lines(rows: list[dict]) -> list[str]:
         out.append(f"  {level}: {verdict}: of {len(mine)} cases, " + "; ".join(bits))
     head = f"protocol levels met in full: {', '.join(met) if met else 'none'}"
     return [head, *out]
+
+
+def write_reports(rep: dict, results: dict, notes: list[str], *, json_path, junit_path,
+                  html_path) -> None:
+    """The JSON, JUnit and HTML reports that were asked for (a failed write is a note)."""
+    from cases import html_report
+    for path, writer in ((json_path, write_json), (junit_path, write_junit),
+                         (html_path, lambda p, r: html_report.write(p, r, results))):
+        if path:
+            try:
+                writer(Path(path), rep)
+            except OSError as exc:
+                notes.append(f"could not write {path}: {exc}")
+
+
+def summary_block(rep: dict, kept_dir, transcripts_dir, notes: list[str], *,
+                  verbose: bool) -> list[str]:
+    """What the terminal shows after the cases (also for a run in several processes)."""
+    lines = summary_lines(rep, verbose=verbose)
+    if kept_dir is not None:
+        lines.append(f"transcripts of the failing cases: {kept_dir}")
+    elif transcripts_dir is not None:
+        lines.append(f"transcripts: {transcripts_dir}")
+    return lines + [f"note: {note}" for note in notes]
