@@ -587,6 +587,8 @@ def pytest_args(args, adapter: list[str], selected: list[str], modules: list[str
              "-rN", "--tb=short", "-p", "no:cacheprovider",
              # its gc.collect() rounds at the end cost ~0.4 s; cases raise no unraisables
              "-p", "no:unraisableexception",
+             # the cases judge with fc_assert, never a bare assert: no module rewriting
+             "--assert=plain",
              "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected)]
     if fixture_dir is not None:
         pargs += ["--forge-fixture-dir", str(fixture_dir)]
