@@ -19,9 +19,10 @@ prints the summary. So the verdicts of ``--jobs 2`` are those of
 ``--jobs 1``; only the wall time differs, because independent groups need
 not wait for each other's silence windows, respawns and deadlines.
 
-The pre-flight runs once, in the parent, while the workers start (import,
-collect, materialize their copies); they run nothing until it passed, and
-end without a word when it failed.
+The workers are forked from the parent once it imported pytest and the
+harness (imported once, not once per worker); the pre-flight runs once, in
+the parent, while they collect and materialize their copies; they run
+nothing until it passed, and end without a word when it failed.
 
 Output: the first worker's lines are shown as they come; each other
 worker's are kept and shown after it, in order, so lines never interleave.
@@ -34,17 +35,14 @@ rest marked "not run (interrupted)", and exits 130.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from cases import invocation, registry
 
 # Rough seconds of each group against the reference with --jobs 2 (tests/
 # bench.py suite prints the split): only for the order in which the workers
@@ -55,20 +53,6 @@ GROUP_WEIGHT = {"lifecycle": 1.5, "transport": 1.0, "revisions": 0.85, "content_
                 "bounded": 0.16, "icons": 0.11}
 DEFAULT_WEIGHT = 0.5
 PART = "worker-{}.part"
-
-# The worker's first statements: put the checkout (or nothing, when
-# installed) on sys.path, make Ctrl-C quiet, keep bytecode, hand over.
-_BOOT = """\
-import importlib, sys
-root, package, job = sys.argv[1:4]
-if root:
-    sys.path.insert(0, root)
-invocation = importlib.import_module(package + ".invocation")
-invocation.quiet_interrupts()
-invocation.keep_bytecode()
-sys.exit(importlib.import_module(package + ".jobs").worker_main(job))
-"""
-
 
 def wanted(option: int | None) -> int:
     """How many processes: --jobs, else 2 on a machine of 2 cores or more."""
@@ -109,14 +93,12 @@ def count(modules: list[str], option: int | None) -> int:
 JOB: dict | None = None   # this worker's job (None outside a worker)
 
 
-def worker_main(job_path: str) -> int:
+def worker_main(job: dict) -> int:
     """A worker process: run its pytest command line, its cases in the groups
     it takes (run_claimed); the plugin writes its part."""
     global JOB
     from cases import cli, plugin
-    job = JOB = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    invocation.set_launcher(job["launcher"])   # the rerun lines name the user's command
-    sys.argv[0] = job["argv0"]
+    JOB = job
     previous = cli._catch_stop_signals()
     _stop_with_parent(job["parent"])
     try:
@@ -129,9 +111,69 @@ def worker_main(job_path: str) -> int:
         cli._restore(previous)
         if os.getppid() != job["parent"]:
             # The parent was killed (no handler of its ran): nobody else will
-            # remove its temp area, where this job file lives.
+            # remove its temp area.
             import shutil
-            shutil.rmtree(Path(job_path).parent, ignore_errors=True)
+            shutil.rmtree(job["temp"], ignore_errors=True)
+
+
+def _forked(job: dict, outs: list, go_ends: list[int]) -> None:
+    """The child side of os.fork(): become worker ``job`` and never return
+    (os._exit: the parent's stack it was forked from, run_suite and its
+    cleanups, is not the worker's to unwind)."""
+    code = 70   # EX_SOFTWARE: the worker itself broke (its traceback is on stderr)
+    try:
+        for fd in go_ends:   # only the parent writes to the go-ahead pipes
+            os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        if outs:
+            os.dup2(outs[0].fileno(), 1)
+            os.dup2(outs[1].fileno(), 2)
+        code = worker_main(job)
+    except KeyboardInterrupt:
+        from cases import cli
+        code = cli.EXIT_INTERRUPTED
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+class _Child:
+    """A forked worker, as much of subprocess.Popen as the parent uses."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._reap(os.WNOHANG)
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.returncode is None:
+            self._reap(0)
+        return self.returncode
+
+    def _reap(self, flags: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:   # reaped already (cannot happen here; never hang on it)
+            self.returncode = -1
+            return
+        if pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
 
 
 def run_claimed(session, h) -> bool:
@@ -235,22 +277,18 @@ def write_part(h) -> None:
 
 # ------------------------------------------------------------------ the parent
 
-def _worker_command(job: Path) -> list[str]:
-    package = __spec__.parent if __spec__ is not None else "cases"
-    root = "" if invocation.installed() else str(Path(__file__).resolve().parent.parent)
-    return [sys.executable, "-c", _BOOT, root, package, str(job)]
-
-
 class Workers:
-    """The worker processes of a run, started before the pre-flight: they
-    import pytest and the cases, collect and make their fixture copies while
-    it runs, and start on their groups once ``go()`` says it passed. Until
-    then ``abandon()`` (the pre-flight failed, or a stop) lets them end
-    without a word and waits for them."""
+    """The worker processes of a run, started before the pre-flight: forked
+    from the parent once it imported pytest and the harness (so that is done
+    once, not once per worker), they collect and make their fixture copies
+    while it runs, and start on their groups once ``go()`` says it passed.
+    Until then ``abandon()`` (the pre-flight failed, or a stop) lets them end
+    without a word and waits for them. (The parent has no thread of its own
+    yet when it forks: the stop watchdog starts only with a stop.)"""
 
     def __init__(self, args, adapter: list[str], selected: list[str], modules: list[str],
                  n: int, temp: Path):
-        from cases import cli
+        from cases import cli, plugin  # noqa: F401 (imported here, once, for every worker)
         from cases.known_failures import KnownFailuresError, Policy
         try:
             self.policy = Policy.load(args.known_failures, args.strict)
@@ -259,7 +297,7 @@ class Workers:
         self.kept = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
         cli.LEFTOVERS.add(lambda: _remove_if_empty(self.kept))
         self.started = time.monotonic()
-        self.procs: list[tuple[subprocess.Popen, Path, list]] = []
+        self.procs: list[tuple[_Child, Path, list]] = []
         self._go: list[int] = []
         order = queue(modules)
         claims = temp / "claims"
@@ -274,26 +312,24 @@ class Workers:
             raise
 
     def _start(self, k: int, temp: Path, pargs: list[str], order: list[str], claims: Path):
-        """Worker k, with the read end of its go-ahead pipe (its job file says which fd)."""
+        """Fork worker k, with the read end of its go-ahead pipe."""
         part = temp / PART.format(k)
-        job = temp / f"worker-{k}.json"
         read_end, write_end = os.pipe()
         self._go.append(write_end)
         try:
-            job.write_text(json.dumps({
-                "pargs": pargs + ["--forge-worker-out", str(part)],
-                "launcher": invocation.launcher(), "argv0": sys.argv[0],
-                "parent": os.getpid(), "queue": order, "index": k,
-                "claims": str(claims), "go": read_end}), encoding="utf-8")
+            job = {"pargs": pargs + ["--forge-worker-out", str(part)], "parent": os.getpid(),
+                   "queue": order, "index": k, "claims": str(claims), "go": read_end,
+                   "temp": str(temp)}
             outs = [] if k == 0 else [open(temp / f"worker-{k}.{s}", "w+b")
                                       for s in ("out", "err")]
-            proc = subprocess.Popen(_worker_command(job), stdin=subprocess.DEVNULL,
-                                    stdout=outs[0] if outs else None,
-                                    stderr=outs[1] if outs else None,
-                                    pass_fds=(read_end,))
+            sys.stdout.flush()   # (what is buffered now would be written twice)
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _forked(job, outs, self._go)
         finally:
             os.close(read_end)
-        self.procs.append((proc, part, outs))
+        self.procs.append((_Child(pid), part, outs))
 
     def go(self) -> None:
         """The pre-flight passed: every worker starts on its groups."""
