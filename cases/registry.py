@@ -179,7 +179,7 @@ REGISTRY: tuple[Case, ...] = (
 
     Case("FC-090", _R, "refs shape: branches/tags arrays, sha present, at most one default",
          "§Handshake (capabilities, v1.5) + " + _REV, "v1.5"),
-    Case("FC-091", _R, "tree at ref serves that ref (diverging file differs; branch echoes)",
+    Case("FC-091", _R, "tree at ref serves that ref (git's paths and bytes; branch echo advised)",
          _REV, "v1.5"),
     Case("FC-092", _R, "tree at unknown ref -> error (not_found preferred)",
          _REV + " + §Errors", "v1.5"),
