@@ -367,8 +367,9 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
             LEFTOVERS.add(workers.abandon, first=True)
         materialized = preflight(settings, temp)
         LEFTOVERS.add(materialized.cleanup, first=True)
-        if workers is not None:
-            return jobs.run_parallel(args, selected, workers, settings, watch)
+        if workers is not None:   # (the pre-flight's copy is removed while they run)
+            return jobs.run_parallel(args, selected, workers, settings, watch,
+                                     meanwhile=materialized.cleanup)
         return _pytest(args, adapter, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")

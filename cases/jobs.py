@@ -354,9 +354,11 @@ class Workers:
             os.close(self._go.pop())
 
 
-def run_parallel(args, selected: list[str], workers: Workers, settings, watch) -> int:
-    """Let ``workers`` go, wait for them; merge, judge, report. ``watch`` gets
-    the report (cli's exit code logic reads it there)."""
+def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
+                 meanwhile=None) -> int:
+    """Let ``workers`` go, call ``meanwhile()`` while they run, wait for them;
+    merge, judge, report. ``watch`` gets the report (cli's exit code logic
+    reads it there)."""
     from cases import cli, report
     from cases.monitoring import apply_findings
     policy, kept, started, procs = workers.policy, workers.kept, workers.started, workers.procs
@@ -364,6 +366,8 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch) -
     interrupted = False
     try:
         workers.go()
+        if meanwhile is not None:
+            meanwhile()
         for proc, _, _ in procs:
             proc.wait()
     except KeyboardInterrupt:
