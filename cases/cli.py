@@ -95,9 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="a case with a warning fails")
     p.add_argument("--jobs", metavar="N", type=_jobs, default=None,
                    help="run the case groups in N processes at once, each with its own adapter "
-                        "and fixture copy (default: FORGE_JOBS, else 2 on a machine of 2 cores "
-                        "or more, else 1); --jobs 1 runs them one after another, for a backend "
-                        "with strict rate limits")
+                        "and fixture copy (default: FORGE_JOBS, else one more than the cores, "
+                        "at most 4, on a machine of 2 cores or more, else 1); --jobs 1 runs "
+                        "them one after another, for a backend with strict rate limits")
     p.add_argument("--replay", metavar="TRANSCRIPT.jsonl",
                    help="re-send the host side of a saved case transcript to the adapter and "
                         "say where its frames now differ")

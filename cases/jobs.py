@@ -55,10 +55,20 @@ DEFAULT_WEIGHT = 0.5
 PART = "worker-{}.part"
 
 def wanted(option: int | None) -> int:
-    """How many processes: --jobs, else 2 on a machine of 2 cores or more."""
+    """How many processes: --jobs, else FORGE_JOBS, else one more than the
+    cores (at most 4) on a machine of 2 cores or more, else 1. One more than
+    the cores: while a worker waits (a silence window, a respawn, a
+    deadline), the others keep the cores busy."""
     if option is not None:
         return option
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
+    text = os.environ.get("FORGE_JOBS", "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            from cases import cli
+            raise cli.UsageError(f"FORGE_JOBS wants a whole number of at least 1, not {text!r}")
+        return int(text)
+    cores = os.cpu_count() or 1
+    return 1 if cores < 2 else min(cores + 1, 4)
 
 
 def _group(module: str) -> str:

@@ -68,6 +68,20 @@ def test_the_queue_holds_every_group_once_watched_groups_first_heaviest_first():
     assert jobs.count(_modules({"handshake"}), 2) == 1, "one group: one process"
 
 
+def test_how_many_processes_option_then_forge_jobs_then_one_more_than_the_cores(monkeypatch):
+    monkeypatch.delenv("FORGE_JOBS", raising=False)
+    for cores, n in ((None, 1), (1, 1), (2, 3), (3, 4), (16, 4)):
+        monkeypatch.setattr(os, "cpu_count", lambda c=cores: c)
+        assert jobs.wanted(None) == n, cores
+    assert jobs.wanted(1) == 1
+    monkeypatch.setenv("FORGE_JOBS", "2")
+    assert (jobs.wanted(None), jobs.wanted(5)) == (2, 5), "--jobs wins over FORGE_JOBS"
+    for bad in ("0", "x", "-1", "1.5"):
+        monkeypatch.setenv("FORGE_JOBS", bad)
+        with pytest.raises(cli.UsageError, match="FORGE_JOBS wants a whole number"):
+            jobs.wanted(None)
+
+
 def test_workers_taking_groups_in_turn_take_each_group_exactly_once(tmp_path):
     order = [f"g{i}" for i in range(7)]
     claims = tmp_path / "claims"
