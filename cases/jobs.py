@@ -299,6 +299,10 @@ class Workers:
     def __init__(self, args, adapter: list[str], selected: list[str], modules: list[str],
                  n: int, temp: Path):
         from cases import cli, plugin  # noqa: F401 (imported here, once, for every worker)
+        import threading
+        if threading.active_count() != 1:   # a fork would copy a lock another thread holds
+            raise RuntimeError(f"a suite bug: {threading.active_count() - 1} thread(s) running "
+                               f"in the parent before its workers are forked")
         from cases.known_failures import KnownFailuresError, Policy
         try:
             self.policy = Policy.load(args.known_failures, args.strict)
