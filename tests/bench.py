@@ -439,7 +439,9 @@ def cmd_suite(args) -> int:
             _print_phases(phases[tree], "this tree" if tree == ROOT else str(tree))
     wall = _median(whole[ROOT]["wall"])
     cpu = _median(whole[ROOT]["cpu"])
-    print(f"\ntarget (issue 13): at most 3.0 s wall and 2.5 s CPU -> "
+    print(f"\ntarget (issue 11): under 5 s wall -> {'met' if wall < 5.0 else 'MISSED'} "
+          f"({wall:.2f} s)")
+    print(f"target (issue 13): at most 3.0 s wall and 2.5 s CPU -> "
           f"{'met' if wall <= 3.0 and cpu <= 2.5 else 'MISSED'} ({wall:.2f} s, {cpu:.2f} s)")
     return 0
 
