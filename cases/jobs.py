@@ -31,6 +31,10 @@ Stop: a stop signal reaches every worker (a terminal's Ctrl-C goes to the
 whole process group; the parent passes on one it got alone). Each worker
 stops its adapters and hands over what ran; the parent reports that, the
 rest marked "not run (interrupted)", and exits 130.
+
+Over 400 lines on purpose: the two sides of one hand-off protocol (the fork,
+the go-ahead pipe, the claims file, the part file) live together, so each
+step the parent takes can be read beside the step of the worker it answers.
 """
 
 from __future__ import annotations
