@@ -400,11 +400,8 @@ def test_a_recent_change_is_rechecked_for_one_timestamp_tick():
     """A cache entry is trusted only once its file is older than the file
     system's timestamp tick: 50 ms with sub-second stamps, 2 s with whole
     seconds (FAT-like), so a same-tick rewrite is never served stale."""
-    import importlib.util
     import types
-    spec = importlib.util.spec_from_file_location("fs_provider_racy", ADAPTER)
-    F = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(F)
+    F = _load_reference("fs_provider_racy")
     now = 1_800_000_000_123_456_789
     def racy(age_ns, whole=False):
         stamp = now - age_ns
@@ -413,6 +410,30 @@ def test_a_recent_change_is_rechecked_for_one_timestamp_tick():
         return F._racy(types.SimpleNamespace(st_mtime_ns=stamp, st_ctime_ns=stamp), now)
     assert racy(10_000_000) and not racy(80_000_000)
     assert racy(1_000_000_000, whole=True) and not racy(3_000_000_000, whole=True)
+
+
+def _load_reference(name: str):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ADAPTER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_file_is_read_to_its_end_whatever_its_stat_said(tmp_path):
+    """read_entry_bytes takes the stat's size as a hint only: a file that
+    grew or shrank since it was stat'ed is read whole, as it is now."""
+    F = _load_reference("fs_provider_read")
+    target = tmp_path / "f.txt"
+    target.write_bytes(b"0123456789")
+    st = os.lstat(target)
+    assert F.read_entry_bytes(str(target), st) == b"0123456789"
+    target.write_bytes(b"0123456789" * 300_000)          # grew past the hint (3 MB)
+    assert F.read_entry_bytes(str(target), st) == b"0123456789" * 300_000
+    target.write_bytes(b"012")                            # shrank
+    assert F.read_entry_bytes(str(target), st) == b"012"
+    target.write_bytes(b"")
+    assert F.read_entry_bytes(str(target), os.lstat(target)) == b""
 
 
 def test_odd_entries_on_disk(tmp_path):

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 # Every start pays for what is imported here (the host starts an adapter per
 # session and again after a crash), so modules only some requests need
-# (subprocess for git, traceback, pathlib, shutil) are imported where used.
+# (subprocess for git, datetime for commit dates, traceback, pathlib) are imported where used.
 import binascii
 import hashlib
 import json
@@ -77,7 +77,6 @@ import stat
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
 
 PROTOCOL = 1
 NAME = "fs"
@@ -194,6 +193,7 @@ def dir_id(path: str) -> str:
 
 def iso_date(epoch: int, tz: str) -> str:
     """git's (seconds, "+0130") pair as ISO-8601 in the author's own offset."""
+    from datetime import datetime, timedelta, timezone
     sign = -1 if tz.startswith("-") else 1
     digits = tz.lstrip("+-").rjust(4, "0")
     offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4]))
@@ -274,8 +274,26 @@ def read_entry_bytes(abspath: str, st: os.stat_result) -> bytes:
     # A symlink is served the way git stores it: a blob holding the link target.
     if stat.S_ISLNK(st.st_mode):
         return os.fsencode(os.readlink(abspath))
-    with open(abspath, "rb") as f:
-        return f.read()
+    # os.read, not open(): a walk of a fresh process reads every file once, and
+    # the buffered file object costs more than the read itself for small files.
+    # The size from stat is a hint only: one byte more is asked for, and
+    # unless exactly the stat's size came back (the end was reached), the
+    # file changed since (or is huge) and is read on to its end.
+    # O_NONBLOCK: a file swapped for a FIFO since its stat reads as empty
+    # instead of hanging the worker (it changes nothing for a regular file).
+    fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        data = os.read(fd, st.st_size + 1)
+        if len(data) == st.st_size:
+            return data
+        chunks = [data]
+        while True:
+            more = os.read(fd, 1 << 20)
+            if not more:
+                return b"".join(chunks)
+            chunks.append(more)
+    finally:
+        os.close(fd)
 
 
 def file_info(abspath: str, st: os.stat_result | None = None) -> FileInfo:
