@@ -34,7 +34,8 @@ RUN_TIMEOUT_S = 240.0
 
 
 def reference(root: Path = REPO) -> list[str]:
-    return [sys.executable, str(root / "vendor" / "fs_provider.py")]
+    """The reference as `python3 run` starts it when no adapter is given."""
+    return [sys.executable, "-S", str(root / "vendor" / "fs_provider.py")]
 
 
 def script(name: str, *args: str) -> list[str]:
