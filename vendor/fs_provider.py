@@ -38,6 +38,10 @@ How it works
       trees by commit id (immutable). Nothing persists across processes: the
       ids are pure functions of the bytes, so a respawned process gives the
       same ids.
+    * Searches and listings of the working tree are live. On Linux an
+      inotify watch per directory says whether anything changed since the
+      last complete walk; if nothing did, that walk is replayed instead of
+      an lstat per file (see "change notification" below).
 
 Choices made where the protocol leaves room (vendor/README.md lists them too)
     * Blob id = lowercase hex sha256 of the bytes (one legal choice; ids are
@@ -347,6 +351,127 @@ def list_dir(abspath: str) -> list[tuple[str, str]]:
     return children
 
 
+# -- change notification (Linux) ------------------------------------------------------
+#
+# Every search and every listing of a working tree walks all its files, and
+# the walk's cost is one lstat per file. On Linux the kernel can say instead
+# whether anything changed: an inotify watch on each directory of a tree
+# reports every write, truncation, chmod, create, delete and rename of its
+# entries, queued before the writing call returns. A walk that finds the
+# queue empty since the last complete walk of its repository replays that
+# walk; any event at all (which entry it names does not matter) makes the
+# next walk of every repository a full one. So the answers stay live.
+#
+# Used only where the kernel sees every change: a local file system (a
+# network or FUSE mount may change under us unseen), and a tree whose files
+# have one link each (a write through another hard link is reported to that
+# link's directory only). Not seen: writes through a shared memory mapping,
+# which no editor or tool we know of uses on source files. If anything fails
+# (no inotify, the watch limit is reached), it is off for the rest of the
+# process and every walk is a full one, as without it.
+
+_IN_CHANGES = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)
+# IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE,
+# IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF (never IN_ACCESS or IN_OPEN: our own
+# reads must not count as changes)
+_IN_DIR_ONLY = 0x01000000 | 0x02000000          # IN_ONLYDIR | IN_DONT_FOLLOW
+LOCAL_FILE_SYSTEMS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "jfs",
+                      "reiserfs", "ramfs", "zfs", "bcachefs"}
+
+
+def _file_system_of(path: str) -> str | None:
+    """The type of the mount holding `path` (/proc/self/mountinfo), or None."""
+    best, kind = "", None
+    try:
+        with open("/proc/self/mountinfo", "rb") as f:
+            for raw in f.read().decode("utf-8", "replace").splitlines():
+                left, _, right = raw.partition(" - ")
+                fields = left.split()
+                if len(fields) < 5 or not right:
+                    continue
+                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, right.split()[0]
+    except OSError:
+        return None
+    return kind
+
+
+class _Watcher:
+    """One inotify instance for the process: which trees are unchanged since a mark."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._libc = None
+        self._off = False
+        self._watched: set[str] = set()
+        self._local: dict[str, bool] = {}          # served root -> on a local file system
+        self.epoch = 0                             # +1 each time events were found
+
+    def usable(self, root: str) -> bool:
+        """Whether changes under `root` can be watched (starting inotify at first use)."""
+        with self._lock:
+            if self._off:
+                return False
+            if root not in self._local:
+                self._local[root] = _file_system_of(os.path.realpath(root)) in LOCAL_FILE_SYSTEMS
+            if not self._local[root]:
+                return False
+            if self._fd is None:
+                try:
+                    import ctypes
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+                except (OSError, AttributeError):
+                    fd = -1
+                if fd < 0:
+                    self._off = True
+                    return False
+                self._libc, self._fd = libc, fd
+            return True
+
+    def watch(self, directory: str) -> bool:
+        """Watch one directory (before it is listed); False: watching is off now."""
+        with self._lock:
+            if self._off:
+                return False
+            if directory in self._watched:
+                return True
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(directory),
+                                              _IN_CHANGES | _IN_DIR_ONLY)
+            if wd < 0:                  # the watch limit, or the directory is gone
+                self._stop()
+                return False
+            self._watched.add(directory)
+            return True
+
+    def current(self) -> int | None:
+        """The epoch after reading every event queued so far; None when off."""
+        with self._lock:
+            if self._off or self._fd is None:
+                return None
+            try:
+                while os.read(self._fd, 65536):
+                    self.epoch += 1
+            except BlockingIOError:
+                pass                    # the queue is empty
+            except OSError:
+                self._stop()
+                return None
+            return self.epoch
+
+    def _stop(self) -> None:
+        self._off = True
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+_watcher = _Watcher()
+
+
 # -- git --------------------------------------------------------------------------
 
 _git_path: list[str] = []   # git's path once looked up ("" if not on PATH)
@@ -463,6 +588,9 @@ class Repo:
         self.path = path
         self.is_git = is_git
         self._worktree_ids: dict[str, str] = {}      # content id -> path, from the last walk
+        # the last complete walk, replayed while no change was seen since its
+        # start: (watcher epoch, its entries, its content-id map); see _Watcher
+        self._last_walk: tuple | None = None
         self._git_ids: dict[str, str] = {}           # content id -> git blob oid
         self._trees: dict[str, list[GitEntry]] = {}  # commit id -> its tree (immutable)
         self._default_branch: str | None = None
@@ -477,33 +605,55 @@ class Repo:
         """Yield (path, type, FileInfo|None) for every entry of the working tree, depth first.
 
         Every complete walk also refreshes the content-id -> path map that
-        repo/blob looks in first.
+        repo/blob looks in first. A walk that the change watcher shows
+        nothing happened since replays the last complete one (see _Watcher).
         """
+        epoch = _watcher.current() if _watcher.usable(self.path) else None
+        last = self._last_walk
+        if epoch is not None and last is not None and last[0] == epoch:
+            self._worktree_ids = last[2]
+            yield from last[1]
+            return
+        watching = epoch is not None
+        entries = []
+        settled = True                         # no entry is too recent to trust (_racy)
         ids: dict[str, str] = {}
         stack = [""]
         while stack:
             rel = stack.pop()
             here = f"{self.path}/{rel}" if rel else self.path
+            if watching:
+                watching = _watcher.watch(here)    # before the listing: no change falls between
             try:
                 children = list_dir(here)
             except OSError as exc:
                 note(f"cannot list {here}: {exc.strerror}")
+                settled = False
                 continue
+            settled = settled and _listings[here][1]
             subdirs = []
             for name, kind in children:
                 path = f"{rel}/{name}" if rel else name
                 if kind == "tree":
+                    entries.append((path, "tree", None))
                     yield path, "tree", None
                     subdirs.append(path)
                     continue
                 try:
-                    info = file_info(f"{here}/{name}")
+                    st = os.lstat(f"{here}/{name}")
+                    info = file_info(f"{here}/{name}", st)
                 except OSError:
+                    settled = False
                     continue                   # vanished while we looked
                 ids.setdefault(info.sha, path)
+                # a file with another hard link can be written through a
+                # directory nobody watches: such a tree is always walked whole
+                settled = settled and info.trusted and st.st_nlink == 1
+                entries.append((path, "blob", info))
                 yield path, "blob", info
             stack.extend(reversed(subdirs))
         self._worktree_ids = ids
+        self._last_walk = (epoch, tuple(entries), ids) if watching and settled else None
 
     def file_at_worktree(self, path: str) -> tuple[str, os.stat_result, FileInfo]:
         """A file of the working tree by path, as the walk would list it, or not_found."""
