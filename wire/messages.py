@@ -43,6 +43,7 @@ coalescing, ISO dates, base64, known statuses...) belong to the cases.
 import functools
 import json
 import math
+import threading
 import typing
 from typing import Annotated, Any, Callable, Mapping, NewType, Union
 
@@ -745,12 +746,40 @@ def _pattern(pattern: str):
                       + (r"(?:[.\[].*)?" if below else ""))
 
 
+# A reading is a pure function of the JSON value and the class, and the
+# models are frozen, so a big reply read again (a case asks wide's
+# 3,000-entry tree several times, every case of a group lists it) is read
+# once: keyed by its JSON text, which costs a third of reading it.
+_MEMO_MIN_ITEMS = 256      # a reply with an array at least this long is remembered
+_MEMO_SIZE = 8             # readings kept, the oldest dropped first
+_memo: dict[tuple[Any, str], Reading] = {}
+_memo_lock = threading.Lock()
+
+
 def read(obj: Any, cls: Any) -> Reading:
     """Read a decoded JSON value as ``cls`` tolerantly (see the module doc)."""
+    key = None
+    if type(obj) is dict and any(type(v) is list and len(v) >= _MEMO_MIN_ITEMS
+                                 for v in obj.values()):
+        try:
+            key = (cls, json.dumps(obj, separators=(",", ":"), allow_nan=True))
+        except (TypeError, ValueError):    # not JSON after all (a test's object)
+            key = None
+        if key is not None:
+            with _memo_lock:
+                known = _memo.get(key)
+            if known is not None:
+                return known
     problems: list[tuple[str, str]] = []
     places: dict[int, str] = {}
     model = _read(obj, cls, "", problems, places)
-    return Reading(None if model is _MISSING else model, tuple(problems), places)
+    reading = Reading(None if model is _MISSING else model, tuple(problems), places)
+    if key is not None:
+        with _memo_lock:
+            if len(_memo) >= _MEMO_SIZE:
+                _memo.pop(next(iter(_memo)))
+            _memo[key] = reading
+    return reading
 
 
 def _join(path: str, sub: str) -> str:
