@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import stat
 import tempfile
 import threading
 import time
@@ -24,7 +23,8 @@ import pytest
 
 from cases import monitoring, report
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
-from cases.fixture_view import FixtureView, snapshot
+from cases.copy_watch import Baseline
+from cases.fixture_view import FixtureView
 from cases.providers import new_provider
 from cases.registry import Case
 from cases.settings import TAIL_S, Settings, UsageError, activate, make_temp_area
@@ -177,7 +177,7 @@ class Harness:
         self.html_path = opt("forge_html")
         self._fx: FixtureView | None = None
         self._answers: Any = False            # fixture.git_answers.GitAnswers | None, once asked
-        self._fx_snapshot: dict | None = None
+        self._fx_base: Baseline | None = None   # the copy as made, and a watch on it
         self.owned: list = []                 # Materialized copies to remove at the end
         self.providers: list = []             # open providers, closed at the end for sure
         self._closing: list[threading.Thread] = []
@@ -206,7 +206,7 @@ class Harness:
                                        self._git_answers() if vcs else None)
             else:
                 self._fx = self._materialize()
-            self._fx_snapshot = snapshot(self._fx.path)
+            self._fx_base = Baseline(self._fx.path)
         return self._fx
 
     def _materialize(self) -> FixtureView:
@@ -242,7 +242,7 @@ class Harness:
     def check_fixture(self, group: str) -> None:
         """After a group: if an adapter changed the session's copy, hand the
         next group a fresh one, and fail (the served data is read-only)."""
-        if self._fx is None or self._fx_snapshot is None:
+        if self._fx is None or self._fx_base is None:
             return
         text = self.fixture_changes(f"during the {group} group")
         if text is None:
@@ -256,23 +256,14 @@ class Harness:
             self.owned.remove(m)
         self._fx.path = fresh.path   # cases hold the same fx object
         self._fx.vcs_built, self._fx.vcs_skip_reason = fresh.vcs_built, fresh.vcs_skip_reason
-        self._fx_snapshot = snapshot(fresh.path)
+        self._fx_base.close()
+        self._fx_base = Baseline(fresh.path)
         raise FixtureTampered(text)
 
-    def fixture_changes(self, when: str) -> str | None:
+    def fixture_changes(self, when: str, *, full: bool = False) -> str | None:
         """One sentence naming the first changes to the session's fixture copy
-        since it was made (or last replaced), or None when it is unchanged."""
-        now = snapshot(self._fx.path)
-        if now == self._fx_snapshot:
-            return None
-        before, top = self._fx_snapshot, str(self._fx.path) + os.sep
-        changes = ([f"{p.removeprefix(top)} added" for p in sorted(set(now) - set(before))]
-                   + [f"{p.removeprefix(top)} removed" for p in sorted(set(before) - set(now))]
-                   + [f"{p.removeprefix(top)} changed" for p in sorted(set(now) & set(before))
-                      if now[p] != before[p] and not stat.S_ISDIR(now[p][2])])
-        shown = ", ".join(changes[:3]) + (f" (and {len(changes) - 3} more)"
-                                          if len(changes) > 3 else "")
-        return f"the adapter modified the fixture copy it serves {when}: {shown}"
+        since it was made (or last replaced), or None (cases.copy_watch)."""
+        return self._fx_base.changes(when, full=full)
 
     def forget(self, provider) -> None:
         """A closed provider: drop it (its transcript can be megabytes), keeping
@@ -315,17 +306,20 @@ class Harness:
     def end_tails(self) -> None:
         """Wait for the end-of-group windows still open, keep what the monitor
         saw on those processes (tagged with their group's last case), and look
-        once more at the fixture copy: an idle adapter must not change it either."""
+        once more at the whole fixture copy, whatever its watch said: an idle
+        adapter must not change it either (that is the last group's case)."""
         tails, self._tails = self._tails, []
         for t, provider, case_id, group in tails:
             t.join()
             self.harvest(provider, case_id)
             if provider in self.providers:
                 self.providers.remove(provider)
-        if not tails or self._fx is None or self._fx_snapshot is None:
+        if self._fx is None or self._fx_base is None:
             return
-        text = self.fixture_changes(f"after the {tails[-1][3]} group, while its adapter was idle")
-        case_id = tails[-1][2]
+        when = f"after the {tails[-1][3]} group, while its adapter was idle" if tails \
+            else "by the end of the run"
+        text = self.fixture_changes(when, full=True)
+        case_id = tails[-1][2] if tails else next(reversed(self.results), None)
         if text is None:
             return
         self.notes.append(text)
@@ -368,6 +362,8 @@ class Harness:
         self.drain()
         if self._answers:
             self._answers.save()
+        if self._fx_base is not None:
+            self._fx_base.close()
         for m in self.owned:
             m.cleanup()
         self.owned.clear()
