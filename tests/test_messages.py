@@ -679,3 +679,22 @@ def test_read_patterns_above_and_below():
 def test_read_of_a_reply_that_is_not_an_object():
     r = m.read(None, m.Tree)
     assert r.model is None and r.problems == (("", "expected an object, got null"),)
+
+
+def test_a_big_reply_read_again_is_the_same_reading_and_a_changed_one_is_not():
+    """read() remembers readings of replies with a long array (by their JSON
+    text): the same value gives the same reading, a value that differs in one
+    member (or only in a type: 1 against 1.0) is read afresh."""
+    entries = [{"path": f"f{i}.txt", "type": "blob", "sha": f"{i:064x}", "size": i}
+               for i in range(m._MEMO_MIN_ITEMS)]
+    tree = {"entries": entries, "truncated": False, "branch": "main"}
+    first = m.read(tree, m.Tree)
+    assert not first.problems and len(first.model.entries) == m._MEMO_MIN_ITEMS
+    again = m.read(copy.deepcopy(tree), m.Tree)
+    assert again == first and again.where(again.model.entries[7]) == "entries[7]"
+    changed = copy.deepcopy(tree)
+    changed["entries"][7]["size"] = 7.0                  # a float is not an integer
+    reading = m.read(changed, m.Tree)
+    assert reading.at("entries[*].size") and not first.at("entries[*].size")
+    changed["entries"][7]["size"] = 8
+    assert m.read(changed, m.Tree).model.entries[7].size == 8
