@@ -565,6 +565,8 @@ def verdict_code(rep: dict | None, code: int) -> int:
     and --strict warnings fail (``code``: pytest's, used when there is no report)."""
     if rep is None:
         return EXIT_FAILED if code == 1 else EXIT_OK
+    if nothing_ran(rep):
+        return EXIT_CANNOT_RUN
     s = rep["summary"]
     if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
                              or r.get("monitor_failure")
@@ -572,6 +574,17 @@ def verdict_code(rep: dict | None, code: int) -> int:
         # pytest's own closing line counts differently; the last word is the suite's
         print(verdict_line(rep), flush=True)
     return EXIT_FAILED if s["failed"] else EXIT_OK
+
+
+def nothing_ran(rep: dict) -> bool:
+    """Whether pytest's -k / -m left out every selected case (then says so):
+    a selection that runs nothing is bad usage, not a green run."""
+    from cases.report import NOT_RUN_DESELECTED, NOT_SELECTED
+    left_out = {r["message"] for r in rep["cases"]}
+    if NOT_RUN_DESELECTED in left_out and left_out <= {NOT_SELECTED, NOT_RUN_DESELECTED}:
+        _say("the --pytest arguments (-k / -m) deselect every selected case: nothing ran")
+        return True
+    return False
 
 
 def verdict_line(rep: dict) -> str:

@@ -186,6 +186,7 @@ class Harness:
         self.current: CaseRun | None = None
         self.results: dict[str, report.CaseResult] = {}
         self.collected: list[str] = []
+        self.deselected: set[str] = set()     # by pytest's -k / -m
         self.interrupted = False
         self.notes: list[str] = []
         self.report: dict | None = None

@@ -278,7 +278,7 @@ def _stop_with_parent(parent: int) -> None:
 def write_part(h) -> None:
     """What a worker's harness hands its parent (called at its session's end)."""
     part = {"results": h.results, "seen": h.seen, "notes": h.notes,
-            "collected": h.collected, "interrupted": h.interrupted}
+            "collected": h.collected, "deselected": h.deselected, "interrupted": h.interrupted}
     path = Path(h.worker_out)
     tmp = path.with_suffix(".tmp")
     try:
@@ -404,7 +404,7 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
             stream.flush()
             os.write(stream.fileno(), f.read())
             f.close()
-    results, seen, notes, collected, lost = {}, [], [], set(), []
+    results, seen, notes, collected, deselected, lost = {}, [], [], set(), set(), []
     for k, (proc, part, _) in enumerate(procs):
         try:
             with open(part, "rb") as f:
@@ -416,6 +416,7 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
         seen += got["seen"]
         notes += got["notes"]
         collected.update(got["collected"])
+        deselected.update(got["deselected"])
         interrupted = interrupted or got["interrupted"]
     if lost and not interrupted:
         cli._say(f"the suite could not run: {', '.join(lost)} ended without its results "
@@ -433,7 +434,8 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
         apply_findings(results, seen, settings, notes)
     rep = report.build(results, selected=selected, collected=collected,
                        adapter_argv=settings.adapter, interrupted=interrupted,
-                       duration_s=time.monotonic() - started, policy=policy)
+                       duration_s=time.monotonic() - started, policy=policy,
+                       deselected=deselected)
     watch.report = rep
     report.write_reports(rep, results, notes, json_path=args.json, junit_path=args.junit,
                          html_path=args.html)
@@ -446,6 +448,8 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
     if interrupted:
         cli._say("interrupted; the report lists the cases that ran")
         return cli.EXIT_INTERRUPTED
+    if cli.nothing_ran(rep):
+        return cli.EXIT_CANNOT_RUN
     return cli.EXIT_FAILED if rep["summary"]["failed"] else cli.EXIT_OK
 
 

@@ -77,6 +77,12 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             items[:] = keep
 
 
+def pytest_deselected(items) -> None:
+    h = _HARNESS
+    if h is not None:   # -k / -m (and --forge-select's own, reported as not selected)
+        h.deselected.update(c.id for c in (_case_of(i) for i in items) if c is not None)
+
+
 def pytest_collection_finish(session) -> None:
     h = _HARNESS
     if h is not None:   # after every deselection (--forge-select, -k, -m)
@@ -218,7 +224,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
-                       duration_s=time.monotonic() - h.started, policy=h.policy)
+                       duration_s=time.monotonic() - h.started, policy=h.policy,
+                       deselected=h.deselected)
     h.report = rep
     report.write_reports(rep, h.results, h.notes, json_path=h.json_path, junit_path=h.junit_path,
                   html_path=h.html_path)

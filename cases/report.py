@@ -38,6 +38,7 @@ PROTOCOL = "1.6"
 NOT_SELECTED = "not selected"
 NOT_RUN_INTERRUPTED = "not run (interrupted)"
 NOT_RUN = "not run (the session stopped before it)"
+NOT_RUN_DESELECTED = "not run (deselected by the pytest arguments, -k or -m)"
 _ORDER = {"failed": 2, "skipped": 1, "passed": 0}
 OUTCOMES = ("passed", "failed", "skipped", "known")
 
@@ -130,10 +131,11 @@ def write_transcript(path: Path, transcripts: list[tuple[str, list]]) -> None:
 # ------------------------------------------------------------------ the report
 
 def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: list[str],
-          interrupted: bool, duration_s: float, policy=None) -> dict:
+          interrupted: bool, duration_s: float, policy=None, deselected=()) -> dict:
     """The JSON report (see module doc) from the results of the cases that ran;
-    ``policy`` (cases.known_failures.Policy) rewrites the rows' outcomes."""
-    selected, collected = set(selected), set(collected)
+    ``policy`` (cases.known_failures.Policy) rewrites the rows' outcomes;
+    ``deselected``: the ids pytest's own -k / -m left out."""
+    selected, collected, deselected = set(selected), set(collected), set(deselected)
     cases = []
     for c in registry.REGISTRY:
         r = results.get(c.id)
@@ -142,6 +144,8 @@ def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: 
                 message = NOT_SELECTED
             elif interrupted:
                 message = NOT_RUN_INTERRUPTED
+            elif c.id in deselected:
+                message = NOT_RUN_DESELECTED
             elif c.id not in collected:
                 message = f"not implemented: no test for {c.id} in {c.module} (a suite bug)"
             else:

@@ -223,6 +223,22 @@ def test_failure_output_is_one_sentence_plus_evidence(tmp_path):
     assert not _leftovers("adapter_stalls.py")
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_pytest_arguments_that_deselect_every_case_are_bad_usage(tmp_path, jobs):
+    """`--pytest -k` names what runs; the cases it leaves out say so (never
+    "not implemented"), and a -k that leaves out every case is exit 2, not a
+    green run of nothing."""
+    report = tmp_path / "r.json"
+    proc = run("--jobs", jobs, "--json", str(report), "--pytest", "-k", "FC-001")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    rows = {r["id"]: r for r in json.loads(report.read_text())["cases"]}
+    assert rows.pop("FC-001")["outcome"] == "passed"
+    assert {(r["outcome"], r["message"]) for r in rows.values()} == \
+        {("skipped", "not run (deselected by the pytest arguments, -k or -m)")}
+    proc = run("--jobs", jobs, "--pytest", "-k", "no_case_has_this_name")
+    assert_refused(proc, "deselect every selected case")
+
+
 def test_self_test_with_nothing_collected_is_a_failure():
     proc = run("--self-test", "-k", "no_test_has_this_name_xyz", timeout=300)
     assert proc.returncode == 1
