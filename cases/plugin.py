@@ -75,6 +75,26 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
+    _run_in_order(items)
+
+
+def _run_in_order(items) -> None:
+    """Modules stay in collection order; inside a module, the cases follow its
+    RUN_ORDER (case ids), when it has one. A group whose adapter is watched
+    for TAIL_S after its last streamed reply or notification
+    (cli.TAILED_GROUPS) runs those cases early, so that window ends while the
+    run goes on rather than after its last case."""
+    modules: dict[str, int] = {}
+    for item in items:
+        modules.setdefault(getattr(getattr(item, "module", None), "__name__", ""), len(modules))
+
+    def position(item) -> tuple[int, int]:
+        module = getattr(item, "module", None)
+        order = getattr(module, "RUN_ORDER", ())
+        c = _case_of(item)
+        at = order.index(c.id) if c is not None and c.id in order else len(order)
+        return modules[getattr(module, "__name__", "")], at
+    items[:] = sorted(items, key=position)
 
 
 def pytest_deselected(items) -> None:

@@ -3,6 +3,10 @@ tolerance, the host's cache root.
 
 FC-050..052 run their own adapter processes (``spawn``); FC-053..055 use the
 group adapter. The only fixed wait is FC-054's named SILENCE_S window.
+
+They run in RUN_ORDER: FC-053 (a streamed search) and FC-054 (the
+notifications) first, so the group adapter's end-of-group window (TAIL_S
+after its last streamed reply or notification) is over before the run ends.
 """
 
 import threading
@@ -26,6 +30,7 @@ from wire.messages import (KNOWN_CAPABILITIES, Blame, Blob, BlobAt, CloneUrl, Co
 FUTURE = {"x_forge_future": {"a": [1]}}     # an unknown params member
 ENVELOPE = {"x_forge_trace": {"span": 1}}   # an unknown top-level member
 NEVER_ISSUED = 2_000_000_054                # a cancel for an id the client never issues
+RUN_ORDER = ("FC-053", "FC-054", "FC-050", "FC-051", "FC-052", "FC-055")
 
 
 @case("FC-050")

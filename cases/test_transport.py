@@ -5,6 +5,11 @@ order is fine and a strictly sequential adapter passes too), a second
 initialize on one process, a cancel naming a finished request, and stdout
 carrying nothing but protocol messages. The only fixed wait is FC-122's
 named SILENCE_S window (a rule about absence).
+
+They run in RUN_ORDER, FC-122 last: its cancels are the group adapter's
+last notifications, so the end-of-group window (TAIL_S after the last
+streamed reply or notification) runs alongside FC-122's own window instead
+of starting after it.
 """
 
 import time
@@ -20,6 +25,7 @@ from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA
 from wire.messages import Blob, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
+RUN_ORDER = ("FC-120", "FC-121", "FC-123", "FC-124", "FC-122")
 
 
 def replies_per_id(adapter, mark):

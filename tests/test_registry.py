@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,28 @@ def test_each_module_implements_exactly_its_group(group):
     assert not duplicates, f"more than one test for {duplicates}"
     assert sorted(ids) == want, (f"{path.name}: missing {sorted(set(want) - set(ids))}, "
                                  f"foreign {sorted(set(ids) - set(want))}")
+
+
+@pytest.mark.parametrize("group", registry.GROUPS)
+def test_a_run_order_names_each_case_of_its_group_once(group):
+    """A module's RUN_ORDER (cases.plugin runs its cases in that order) lists
+    exactly its group's ids: a case added later cannot be left out of it."""
+    order = getattr(importlib.import_module(f"cases.test_{group}"), "RUN_ORDER", None)
+    if order is None:
+        return                      # file order (the registry's)
+    assert sorted(order) == sorted(_implemented(group)) and len(set(order)) == len(order), order
+
+
+def test_the_run_follows_run_order():
+    """What pytest runs of a group with a RUN_ORDER is in that order."""
+    proc = subprocess.run([sys.executable, str(ROOT / "run"), "--jobs", "1", "--group", "transport",
+                           "--pytest", "--collect-only", "-v"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    import cases.test_transport as transport
+    ran = re.findall(r"<Function (test_\w+)>", proc.stdout)
+    by_name = {fn.__name__: fn.forge_case.id for fn in vars(transport).values()
+               if hasattr(fn, "forge_case")}
+    assert [by_name[n] for n in ran] == list(transport.RUN_ORDER), proc.stdout + proc.stderr
 
 
 def test_no_stray_case_modules():
