@@ -8,6 +8,7 @@ by events (calls, transcript listeners), never by sleeping.
 
 from __future__ import annotations
 
+import json
 import stat
 import sys
 import threading
@@ -540,6 +541,28 @@ def test_cancel_is_advisory(provider):
     assert sent and all(e.msg["params"] == {"id": call.id} for e in sent)
     assert p.request("ping", {}) == {}
     assert outcomes(p, outcome="invalid_id")    # the fake "answers" a cancel with id 0
+
+
+def test_cancel_at_once_sends_the_request_and_its_cancel_in_one_write(provider):
+    """call(..., cancel_at_once=True): the request and its $/cancelRequest go
+    in one write (the adapter reads the cancel while the request is surely in
+    flight), both in the transcript in that order; the call ends as usual."""
+    p = started(provider("stream-slow", deadline_s=2))
+    writes = []
+    real = p.child.write
+
+    def recording(data):
+        writes.append(bytes(data))
+        return real(data)
+    p.child.write = recording
+    call = p.call("search/code", SEARCH, cancel_at_once=True)
+    assert call.result() == {"items": [], "truncated": False}
+    assert len(writes) == 1, writes
+    sent = [json.loads(line) for line in writes[0].splitlines()]
+    assert [m.get("method") for m in sent] == ["search/code", "$/cancelRequest"]
+    assert sent[0]["id"] == call.id and sent[1]["params"] == {"id": call.id}
+    logged = [e.msg.get("method") for e in p.transcript.entries() if e.direction == "out"]
+    assert logged[-2:] == ["search/code", "$/cancelRequest"]
 
 
 def test_start_failures_are_one_clear_error(provider):

@@ -283,19 +283,23 @@ class Provider:
 
     def call(self, method: str, params: dict, *, deadline_s: float | None = None,
              inactivity_s: float | None = None, on_partial: Callable[[Any], None] | None = None,
-             keep_partials: bool = True, envelope: dict | None = None) -> Call:
+             keep_partials: bool = True, envelope: dict | None = None,
+             cancel_at_once: bool = False) -> Call:
         """Write the request now and return its Call. Params with ``"partial": true``
         opt into streaming: the deadline is then an inactivity window
         (``inactivity_s`` or ``deadline_s``) that each delivered ``$/partial``
         re-arms. ``envelope``: extra top-level members of the request (a case
         probing reader tolerance); the id is the session counter's as always.
+        ``cancel_at_once``: its ``$/cancelRequest`` goes in the same write, so
+        the adapter reads the cancel while the request is surely in flight
+        (a user typing ahead), however fast it answers.
         If the child is dead this first rebuilds it (respawn mode)."""
         deadline_s = self.deadline_s if deadline_s is None else deadline_s
         s = self._session
         if s.lifecycle is not S.ALIVE or s.output is not S.OPEN or self._closed:
             self._ensure_ready()   # (the fast path above is rechecked under the lock in _send)
         return self._send(method, params, deadline_s, inactivity_s, on_partial, keep_partials,
-                          envelope=envelope)
+                          envelope=envelope, cancel_at_once=cancel_at_once)
 
     def request(self, method: str, params: dict, **kw) -> Any:
         """call(...).result()"""
@@ -507,7 +511,7 @@ class Provider:
 
     def _send(self, method: str, params: dict, deadline_s: float, inactivity_s: float | None,
               on_partial, keep: bool, *, handshake: bool = False,
-              envelope: dict | None = None) -> Call:
+              envelope: dict | None = None, cancel_at_once: bool = False) -> Call:
         if not self._wlock.acquire(True, self._write_lock_timeout()):
             raise WriteFailed("an earlier write is still blocked", method=method)
         try:
@@ -529,8 +533,16 @@ class Provider:
             self.transcript.record("out", "request", text, generation=gen, msg=msg, id=slot.id)
             if self.monitor is not None:   # before the write: the reply may come at once
                 self.monitor.outbound(gen, msg)
+            data = (text + "\n").encode("utf-8")
+            if cancel_at_once:
+                cancel_text, cancel_msg = encode_notification("$/cancelRequest", {"id": slot.id})
+                self.transcript.record("out", "notification", cancel_text, generation=gen,
+                                       msg=cancel_msg)
+                if self.monitor is not None:
+                    self.monitor.outbound(gen, cancel_msg)
+                data += (cancel_text + "\n").encode("utf-8")
             try:
-                self._write(child, (text + "\n").encode("utf-8"))
+                self._write(child, data)
             except OSError as exc:
                 self.transcript.event(f"write of #{slot.id} failed: {exc}", generation=gen)
                 with self._lock:
