@@ -65,9 +65,12 @@ class _Inotify:
         return seen
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        # The fd is forgotten before it is closed: a Ctrl-C between the two
+        # then leaks it until the process ends, instead of letting a second
+        # close (the stop path closes again) hit a number reused since.
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
 
 
 class Baseline:
@@ -114,6 +117,6 @@ class Baseline:
 
     def close(self) -> None:
         with self._lock:
-            if self._watch is not None:
-                self._watch.close()
-                self._watch = None
+            watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()

@@ -464,9 +464,9 @@ class _Watcher:
 
     def _stop(self) -> None:
         self._off = True
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 _watcher = _Watcher()
