@@ -214,21 +214,22 @@ def run_claimed(session, h) -> bool:
         h.close()
         os._exit(0)
     groups = (g for g in (by_module.get(os.path.realpath(m), []) for m in _claims(job)) if g)
-    current = next(groups, None)
-    while current is not None:
-        following = None
+    for current in groups:
+        # The next group is taken once this one's last case is over (taken
+        # before it, a worker whose last case waits out a window would hold
+        # a group another worker could start at once). For that case's
+        # teardown pytest needs an item that follows: any item of another
+        # module ends this module's fixtures and keeps the session's (those
+        # are ended at the session's end).
+        after_last = next((g[0] for g in by_module.values() if g[0].path != current[0].path),
+                          None)
         for i, item in enumerate(current):
-            if i + 1 < len(current):
-                nextitem = current[i + 1]
-            else:   # the next group is taken before this one's last case, for its teardown
-                following = next(groups, None)
-                nextitem = following[0] if following else None
+            nextitem = current[i + 1] if i + 1 < len(current) else after_last
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             if session.shouldfail:
                 raise session.Failed(session.shouldfail)
             if session.shouldstop:
                 raise session.Interrupted(session.shouldstop)
-        current = following
     return True
 
 
