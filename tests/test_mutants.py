@@ -18,7 +18,10 @@ from cases.registry import REGISTRY
 from tests import gate
 from tests.adapters.mutants import MUTANTS
 
-SLEEPY = ("stream-stall-4s",)   # a 4 s pause in every stream: the run is mostly asleep
+# Runs that are mostly asleep: a 4 s pause in every stream; every search reply
+# held up to 1 s for a cancel (hooks.AwaitsCancel)
+SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
+          "cancel-poisons-next-search")
 
 
 def _jobs(items):

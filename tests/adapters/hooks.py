@@ -3,7 +3,8 @@
 Small, parameterised hook sets that several adapters reuse: rewriting blob
 ids everywhere they appear (with the reverse map for repo/blob), editing one
 method's results (the initialize result among them), rewriting error kinds,
-delaying stream frames, holding a lock file across a streaming search,
+delaying stream frames, holding a reply for its cancel, holding a lock file
+across a streaming search,
 repeating a stream's batches, pairing concurrent replies, and answering a
 method with an error. Each adapter in mutants*.py / controls*.py / gates.py
 is one of these with its parameters, or a few lines of its own.
@@ -21,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from tests.adapters.proxy import Hooks, Request, error_data, hits_of, result_of, tree_blobs
+from tests.adapters.proxy import (Hooks, Request, error_data, hits_of, params_id, result_of,
+                                  tree_blobs)
 
 MIB = 1 << 20
 
@@ -264,6 +266,40 @@ class KindRewrite(Hooks):
             if data is not None and data.get("kind") == self.old:
                 data["kind"] = self.new
         return msg
+
+
+class AwaitsCancel(Hooks):
+    """Base of the mutants whose defect shows only on a cancel that reaches a
+    request still in flight. A fast adapter may have answered before the
+    host's cancel arrives (the reference answers a search of every repository
+    in a few ms), so the reply of a search/code that ``holds`` is kept up to
+    CANCEL_WAIT_S for its cancel to show up: a slow backend, which is what
+    a cancel is for. ``cancelled(proxy, req)`` waits and says whether it came.
+    """
+
+    CANCEL_WAIT_S = 1.0
+
+    def __init__(self):
+        self._cancels: dict = {}
+        self._lock = threading.Lock()
+
+    def _event(self, rid) -> threading.Event:
+        with self._lock:
+            return self._cancels.setdefault(rid, threading.Event())
+
+    def holds(self, req: Request) -> bool:
+        return req.method == "search/code"
+
+    def notification(self, proxy, msg):
+        if msg.get("method") == "$/cancelRequest":
+            rid = params_id(msg)
+            if rid in proxy.requests:
+                self._event(rid).set()
+        return msg
+
+    def cancelled(self, proxy, req: Request) -> bool:
+        """Whether the host cancels ``req`` (waiting up to CANCEL_WAIT_S for it)."""
+        return self._event(req.id).wait(self.CANCEL_WAIT_S if self.holds(req) else 0.0)
 
 
 class StreamPause(Hooks):

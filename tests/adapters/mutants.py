@@ -18,7 +18,7 @@ import threading
 
 from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    MIB, AwaitsCancel, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
     LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, SaltedIds, SearchLock, StreamedItemsInReply,
     Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.proxy import Hooks, hits_of, params_id, result_of
@@ -340,32 +340,17 @@ class BadItemInBigBatch(Hooks):
 
 
 @mutant("cancel-answers-error", "FC-045")
-class CancelAnswersError(Hooks):
+class CancelAnswersError(AwaitsCancel):
     """A cancelled streaming search is answered with an error reply.
 
     A fast stream may finish before the host's cancel arrives, so the final
     reply of a stream is held up to CANCEL_WAIT_S for a cancel to show up.
     """
 
-    CANCEL_WAIT_S = 1.0
-
-    def __init__(self):
-        self.cancels: dict[int, threading.Event] = {}
-
-    def _event(self, rid) -> threading.Event:
-        return self.cancels.setdefault(rid, threading.Event())
-
-    def notification(self, proxy, msg):
-        if msg.get("method") == "$/cancelRequest":
-            rid = params_id(msg)
-            if rid in proxy.requests:
-                self._event(rid).set()
-        return msg
-
     def reply(self, proxy, req, msg):
         if req is None or not req.streaming:
             return msg
-        if self._event(req.id).wait(self.CANCEL_WAIT_S):
+        if self.cancelled(proxy, req):
             return {"jsonrpc": "2.0", "id": req.id,
                     "error": {"code": 1, "message": "request cancelled", "data": {"kind": "provider"}}}
         return msg

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
-    MIB, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
+    MIB, AwaitsCancel, BigBlobsFromDisk, BlobIds, CachedIds, EveryBranchDefault, GitIds, InitResult, KindRewrite,
     LastBatch, OneShotFirstPage, Refuse, RelistedGenuine, ResultEdit, SaltedIds, SearchLock,
     StreamedItemsInReply, Variant, fixture_repos, is_git, read_worktree, registrar, repo_name, sha256_hex)
 from tests.adapters.mutants import AnswersNotifications, CanaryGet, FAULTS, UnknownParamsError, mutant
@@ -768,21 +768,19 @@ class BadItemInSmallBatch(Hooks):
 @promoted("cancel-poisons-next-search", "FC-045",
       '§5.4: "MUST Ignore cancels for unknown or already-completed ids — no error"; RULINGS: after '
       '$/cancelRequest the adapter must ... stay usable')
-class CancelPoisonsNextSearch(Hooks):
+class CancelPoisonsNextSearch(AwaitsCancel):
     """After a cancel reaches a live stream, the process's next search/code answers an error.
 
     Hides on: the next search; FC-045 checks only a repo/tree after the cancel.
+    A stream's final reply waits up to CANCEL_WAIT_S for its cancel (AwaitsCancel).
     """
 
     def __init__(self):
+        super().__init__()
         self.poisoned = False
 
-    def notification(self, proxy, msg):
-        if msg.get("method") == "$/cancelRequest":
-            target = proxy.requests.get(params_id(msg))
-            if target is not None and target.streaming:
-                self.poisoned = True
-        return msg
+    def holds(self, req):
+        return req.method == "search/code" and req.streaming
 
     def request(self, proxy, req, msg):
         if req.method == "search/code" and self.poisoned:
@@ -791,18 +789,28 @@ class CancelPoisonsNextSearch(Hooks):
             return None
         return msg
 
+    def reply(self, proxy, req, msg):
+        if req is not None and req.streaming and self.cancelled(proxy, req):
+            self.poisoned = True
+        return msg
+
 
 @promoted("cancel-oneshot-error", "FC-045",
       'RULINGS: "After $/cancelRequest the adapter must still send a terminal reply ... An error '
       'reply after a cancel fails FC-045"; §5.4 cancel is advisory')
-class CancelOneshotError(Hooks):
+class CancelOneshotError(AwaitsCancel):
     """A cancelled non-streaming request (the host cancels previews) is answered with an error.
 
     Hides on: one-shot requests; FC-045 cancels a stream only.
+    A one-shot search's reply waits up to CANCEL_WAIT_S for its cancel (AwaitsCancel).
     """
 
+    def holds(self, req):
+        return req.method == "search/code" and not req.streaming
+
     def reply(self, proxy, req, msg):
-        if req is not None and not req.streaming and req.cancelled and "result" in msg:
+        if req is not None and not req.streaming and "result" in msg \
+                and (req.cancelled or self.cancelled(proxy, req)):
             return {"jsonrpc": "2.0", "id": req.id,
                     "error": {"code": 1, "message": "request cancelled", "data": {"kind": "provider"}}}
         return msg
