@@ -257,8 +257,8 @@ def told(outcome):
 
 @case("FC-054")
 def test_unsolicited_notifications_ignored(adapter, fx):
-    """Unsolicited notifications ($/progress, window/logMessage, a cancel for an
-    id never issued, array params) get nothing reply-like back within
+    """Unsolicited notifications (a cancel for an id never issued, $/progress,
+    window/logMessage, array params) get nothing reply-like back within
     SILENCE_S, and the next repo/tree is answered as the one before them.
 
     Falsified by: answers-notifications: Unknown notifications are answered like requests: {"id":
@@ -268,9 +268,12 @@ def test_unsolicited_notifications_ignored(adapter, fx):
     need(before, f"{tree_what(fx, ALPHA)} listed nothing, so an answer after the "
          f"notifications has nothing to be compared with", owner("coverage is"))
     mark = adapter.transcript.mark()
+    # The cancel goes first: the monitor takes an answer for one to the last
+    # notification sent (an answered cancel is FC-122's), so an answer to a
+    # later one that arrives late is never taken for the cancel's.
+    adapter.notify("$/cancelRequest", {"id": NEVER_ISSUED})
     adapter.notify("$/progress", {"token": "fc-054", "value": {"kind": "begin", "title": "x"}})
     adapter.notify("window/logMessage", {"type": 3, "message": "hello from the harness"})
-    adapter.notify("$/cancelRequest", {"id": NEVER_ISSUED})
     adapter.notify("x/forgeFuture", [1, 2, 3])   # params an array
     time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
     follow_up = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
