@@ -419,13 +419,54 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def _catch_stop_signals() -> dict:
     """Stop signals raise KeyboardInterrupt (once) from here on; returns what to restore."""
-    return {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
-            if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
+    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
+                if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
+    previous["unraisable"] = _UNRAISABLE[0] = sys.unraisablehook
+    sys.unraisablehook = _unraisable
+    return previous
 
 
 def _restore(previous: dict) -> None:
     for sig, handler in previous.items():
-        signal.signal(sig, handler)
+        if sig == "unraisable":
+            sys.unraisablehook = handler
+        else:
+            signal.signal(sig, handler)
+
+
+def _unraisable(unraisable) -> None:
+    """A stop signal that lands inside a destructor or a weakref callback (the
+    garbage collector runs them at any instant) raises its KeyboardInterrupt
+    where Python can only print it ("Exception ignored in ...", a traceback)
+    and goes on. That signal is lost, so the run is made stoppable again as
+    if it had not come: the stop signals raise once more and the stop bound
+    is called off; a second Ctrl-C stops the run. Anything else is printed as
+    Python prints it."""
+    import threading
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) \
+            and threading.current_thread() is threading.main_thread():
+        _STOP_BOUND_OFF.set()
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                signal.signal(sig, _interrupt)
+        return
+    _UNRAISABLE[0](unraisable)
+
+
+_UNRAISABLE = [sys.unraisablehook]   # the hook _unraisable stands in front of
+
+
+class _Unset:
+    def set(self) -> None:   # no stop bound is armed yet
+        pass
+
+
+_STOP_BOUND_OFF = _Unset()
+
+
+def _interrupt_again(signum, frame):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the stop bound is armed already
+    raise KeyboardInterrupt
 
 
 def _interrupt(signum, frame):
@@ -446,13 +487,16 @@ STOP_BOUND_S = 30.0
 
 def _arm_stop_bound() -> None:
     import threading
-    threading.Thread(target=_stop_bound, args=(STOP_BOUND_S,), name="forge-stop-bound",
-                     daemon=True).start()   # a daemon: a run that ends in time never waits it
+    global _STOP_BOUND_OFF
+    _STOP_BOUND_OFF = threading.Event()
+    threading.Thread(target=_stop_bound, args=(STOP_BOUND_S, _STOP_BOUND_OFF),
+                     name="forge-stop-bound", daemon=True).start()   # a run that ends in time
+    #                                                                  never waits for it
 
 
-def _stop_bound(bound_s: float) -> None:
-    import threading
-    threading.Event().wait(bound_s)   # a deadline: nothing sets this event
+def _stop_bound(bound_s: float, off) -> None:
+    if off.wait(bound_s):   # a deadline: set only when the stop signal was lost (_unraisable)
+        return
     try:
         os.write(2, f"{PROG}: the stop took over {bound_s:g} s, which is a bug of the suite; "
                     "exiting (please report it with the thread stacks below)\n".encode())

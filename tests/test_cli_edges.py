@@ -227,3 +227,34 @@ def test_a_stop_that_overruns_its_bound_exits_130_with_the_stacks_and_kills_the_
         return
     except psutil.TimeoutExpired:
         assert left.status() == psutil.STATUS_ZOMBIE, f"the adapter {pid} outlived the run"
+
+
+def test_a_stop_signal_lost_in_a_weakref_callback_prints_nothing_and_the_next_one_stops(capfd):
+    """A stop signal whose KeyboardInterrupt lands inside a weakref callback
+    (the garbage collector runs them at any instant) is lost: Python would
+    print "Exception ignored in ..." with a traceback. The run says nothing,
+    calls off the stop bound and stays stoppable: the next signal stops it."""
+    import gc
+    import os
+    import signal
+    import weakref
+
+    from cases import cli
+
+    previous = cli._catch_stop_signals()
+    try:
+        class Thing:
+            pass
+        thing = Thing()
+        watched = weakref.ref(thing, lambda ref: cli._interrupt(signal.SIGINT, None))
+        del thing
+        gc.collect()
+        assert watched() is None and signal.getsignal(signal.SIGINT) is cli._interrupt
+        assert cli._STOP_BOUND_OFF.is_set()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000_000):     # the signal is taken at the next bytecode
+                pass
+    finally:
+        cli._restore(previous)
+    assert capfd.readouterr().err == ""
