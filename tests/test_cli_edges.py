@@ -256,5 +256,6 @@ def test_a_stop_signal_lost_in_a_weakref_callback_prints_nothing_and_the_next_on
             for _ in range(10_000_000):     # the signal is taken at the next bytecode
                 pass
     finally:
+        cli._STOP_BOUND_OFF.set()   # the second signal armed the bound: it would end this process
         cli._restore(previous)
     assert capfd.readouterr().err == ""
