@@ -21,7 +21,8 @@ from tests.adapters.mutants import MUTANTS
 # Runs that are mostly asleep: a 4 s pause in every stream; every search reply
 # held up to 1 s for a cancel (hooks.AwaitsCancel)
 SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
-          "cancel-poisons-next-search")
+          "cancel-poisons-next-search", "cancel-finished-answered",
+          "cancel-finished-oneshot-answered")
 
 
 def _jobs(items):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.adapters.hooks import (BlobIds, KindRewrite, PairReplies, ResultEdit, fixture_repos,
-                                  git_blob_id, is_git, read_worktree, repo_name)
+from tests.adapters.hooks import (AwaitsCancel, BlobIds, KindRewrite, PairReplies, ResultEdit,
+                                  fixture_repos, git_blob_id, is_git, read_worktree, repo_name)
 from tests.adapters.mutants import MUTANTS, mutant
 from tests.adapters.proxy import Hooks, params_id, result_of
 
@@ -207,14 +207,18 @@ class SecondInitializeRefused(Hooks):
 
 
 @mutant("cancel-finished-answered", "FC-122")
-class CancelFinishedAnswered(Hooks):
+class CancelFinishedAnswered(AwaitsCancel):
     """A cancel naming an answered request is answered with an error under that id.
 
     The protocol monitor reads a reply that comes right after a notification,
     for an id already answered, as an answer to that notification: FC-122's
-    rule for a $/cancelRequest (no reply to a cancel), not FC-120's."""
+    rule for a $/cancelRequest (no reply to a cancel), not FC-120's.
+    A search's reply waits up to CANCEL_WAIT_S for its cancel (AwaitsCancel):
+    a cancel sent with its search (FC-045) names a live request, not an
+    answered one, however the proxy's two pumps are scheduled."""
 
     def __init__(self):
+        super().__init__()
         self.answered: set = set()
 
     def remembers(self, req) -> bool:
@@ -225,11 +229,12 @@ class CancelFinishedAnswered(Hooks):
         return f"request {rid} already finished"
 
     def reply(self, proxy, req, msg):
-        if req is not None and self.remembers(req):
+        if req is not None and self.remembers(req) and not self.cancelled(proxy, req):
             self.answered.add(req.id)
         return msg
 
     def notification(self, proxy, msg):
+        msg = super().notification(proxy, msg)
         rid = params_id(msg)
         if msg.get("method") == "$/cancelRequest" and rid in self.answered:
             proxy.send_host({"jsonrpc": "2.0", "id": rid,
