@@ -9,6 +9,8 @@ by events (calls, transcript listeners), never by sleeping.
 from __future__ import annotations
 
 import json
+import os
+import select
 import stat
 import sys
 import threading
@@ -218,6 +220,70 @@ def test_die_now_fails_the_first_request(provider):
     p = started(provider("die-now", deadline_s=30))
     err = raises(p.request, "search/repos", {"query": ""})
     assert isinstance(err, ProviderClosed)
+
+
+def _spawn_then(monkeypatch, settle):
+    """Child.spawn as the transport sees it, but ``settle(child)`` runs before
+    the handshake is written: the write then meets what the child did first."""
+    import wire.transport as T
+    real = T.Child.spawn
+
+    def spawn(*args, **kw):
+        child = real(*args, **kw)
+        settle(child)
+        return child
+
+    monkeypatch.setattr(T.Child, "spawn", spawn)
+
+
+def test_exit_before_the_handshake_write_names_the_exit(provider, monkeypatch):
+    # the child is gone and its reader is held until the handshake's write is
+    # over, so that write meets a broken pipe first (the race a loaded machine
+    # sometimes runs): the error still names the exit and its code
+    import wire.transport as T
+    written = threading.Event()
+    real_reader, real_write = T.Provider._reader, T.Provider._write
+
+    def reader(self, gen):
+        written.wait(10)
+        real_reader(self, gen)
+
+    def write(self, child, data):
+        try:
+            real_write(self, child, data)
+        finally:
+            written.set()
+
+    monkeypatch.setattr(T.Provider, "_reader", reader)
+    monkeypatch.setattr(T.Provider, "_write", write)
+    _spawn_then(monkeypatch, lambda child: child.wait(10))
+    p = provider("x", argv=[sys.executable, "-c", "import sys; sys.exit(3)"])
+    err = raises(p.start)
+    assert isinstance(err, ProviderClosed), err.message
+    assert "exited with code 3" in err.message and err.method == "initialize"
+
+
+def test_input_closed_by_a_live_child_keeps_the_write_reason(provider, monkeypatch, tmp_path):
+    fifo = tmp_path / "closed"
+    os.mkfifo(fifo)
+    code = ("import os, sys, time; os.close(0); "
+            f"open({str(fifo)!r}, 'w').close(); time.sleep(60)")
+
+    def until_its_input_is_closed(child):
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            ready, _, _ = select.select([fd], [], [], 10)
+            assert ready, "the child did not close its input"
+            while os.read(fd, 1):   # EOF: the child has closed its end, so fd 0 first
+                pass
+        finally:
+            os.close(fd)
+
+    _spawn_then(monkeypatch, until_its_input_is_closed)
+    p = provider("x", argv=[sys.executable, "-c", code])
+    err = raises(p.start)
+    assert not isinstance(err, ProviderClosed), err.message
+    assert "write" in err.message and "Broken pipe" in err.message
 
 
 def test_die_on_reinit_posts_one_notice_per_failing_streak(provider):

@@ -495,7 +495,17 @@ class Provider:
                               handshake=True)
         except S.NotAdmitted:   # the child's output closed before the handshake was sent
             raise ProviderClosed(child.exit_description(), method="initialize") from None
-        result = call.result()
+        try:
+            result = call.result()
+        except WriteFailed:
+            # A broken pipe on the very first write almost always means the child
+            # exited before it read anything; its exit (code, signal) is what its
+            # author needs, so wait briefly for it and name that. A child that
+            # closed its input and lives on keeps the write's reason.
+            if child.wait(EXIT_STATUS_WAIT_S) is not None:
+                raise ProviderClosed(child.exit_description(),
+                                     request_id=call.id, method="initialize") from None
+            raise
         self.init_results.append(result)
         try:   # read like the host (§2.3): only a different unsigned protocol is refused
             init = structure(result, InitializeResult)
