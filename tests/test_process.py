@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from wire import process
 from wire.errors import SpawnError
 from wire.process import (MARKER_VAR, STDERR_JOIN_S, STDERR_KEEP_HEAD, STDERR_KEEP_TAIL,
                           Child, scrub_env)
@@ -192,9 +193,20 @@ def test_spawn_error_missing_working_directory(tmp_path):
 # ------------------------------------------- the escaped grandchild (the key test)
 
 
+@pytest.fixture(params=["proc", "psutil"])
+def scan(request, monkeypatch):
+    """Each test of the tree runs with tree()'s two scans: one reading of
+    /proc (Linux), and psutil's process list (elsewhere)."""
+    if request.param == "psutil":
+        monkeypatch.setattr(process, "_proc_table", lambda: None)
+    elif process._proc_table() is None:
+        pytest.skip("no /proc here: only the psutil scan exists")
+    return request.param
+
+
 @pytest.mark.parametrize("child_fate", ["exits", "stays"])
 @pytest.mark.parametrize("how", ["stop", "kill"])
-def test_escaped_grandchild_is_reaped(child_fate, how):
+def test_escaped_grandchild_is_reaped(child_fate, how, scan):
     """A grandchild that left the group (setsid), ignores SIGTERM and holds
     stdout open is found and killed; EOF follows; nothing survives."""
     child = Child.spawn(child_argv("forker", child_fate), env=os.environ)
@@ -223,6 +235,28 @@ def test_escaped_grandchild_is_reaped(child_fate, how):
     if child_fate == "stays":
         assert child.exit_description() == "killed by signal SIGKILL"
     child.close()
+
+
+@pytest.mark.parametrize("mode,found_by", [(("forker", "stays"), b"grandchild "),
+                                            (("unmarked-kid",), b"kid ")])
+def test_both_scans_find_the_same_tree(monkeypatch, mode, found_by):
+    """The /proc scan and the psutil scan name the same processes: the child
+    and the escaped, reparented grandchild only the marker finds, or the kid
+    without the marker only its parentage finds."""
+    if process._proc_table() is None:
+        pytest.skip("no /proc here: only the psutil scan exists")
+    child = Child.spawn(child_argv(*mode), env=os.environ)
+    try:
+        out = read_until(child.stdout_fd, b"\n")
+        other = int(out.split(found_by)[1].split()[0])
+        by_proc = [p.pid for p in child.tree()]
+        child._seen = {}   # forget what the first scan found
+        monkeypatch.setattr(process, "_proc_table", lambda: None)
+        by_psutil = [p.pid for p in child.tree()]
+        assert by_proc == by_psutil == [child.pid, other]
+    finally:
+        child.kill()
+        child.close()
 
 
 def test_stop_lets_a_well_behaved_child_exit_on_eof():

@@ -350,22 +350,11 @@ class Child:
         with self._lock:
             found: dict[int, psutil.Process] = {}
 
-            def add_with_descendants(proc: psutil.Process) -> None:
-                found.setdefault(proc.pid, proc)
-                try:
-                    for kid in proc.children(recursive=True):
-                        found.setdefault(kid.pid, kid)
-                except psutil.Error:
-                    pass
-
-            if self._ps.is_running():
-                add_with_descendants(self._ps)
-            me = os.getpid()
-            for proc in psutil.process_iter(["create_time"], ad_value=None):
-                if proc.pid == me or proc.pid in found:
-                    continue
-                if _marker_of(proc) == self.tag:
-                    add_with_descendants(proc)
+            table = _proc_table()
+            if table is None:
+                self._scan_with_psutil(found)
+            else:
+                self._scan_table(table, found)
             for pid, proc in list(self._seen.items()):
                 if pid not in found and proc.is_running():
                     found[pid] = proc
@@ -374,6 +363,58 @@ class Child:
             self._seen = {pid: proc for pid, proc in found.items()}
             self._seen.setdefault(self.pid, self._ps)
             return sorted(found.values(), key=lambda p: (p.pid != self.pid, p.pid))
+
+    def _scan_with_psutil(self, found: dict) -> None:
+        def add_with_descendants(proc: psutil.Process) -> None:
+            found.setdefault(proc.pid, proc)
+            try:
+                for kid in proc.children(recursive=True):
+                    found.setdefault(kid.pid, kid)
+            except psutil.Error:
+                pass
+
+        if self._ps.is_running():
+            add_with_descendants(self._ps)
+        me = os.getpid()
+        for proc in psutil.process_iter(["create_time"], ad_value=None):
+            if proc.pid == me or proc.pid in found:
+                continue
+            if _marker_of(proc) == self.tag:
+                add_with_descendants(proc)
+
+    def _scan_table(self, table: dict[int, tuple[int, int]], found: dict) -> None:
+        """tree()'s scan from one reading of /proc (Linux): the same processes
+        as the psutil scan, at a quarter of its cost (one read of each
+        process's stat, none of the environment of a process already read)."""
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _start) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+
+        def add_with_descendants(pid: int, proc: psutil.Process | None = None) -> None:
+            todo = [pid]
+            while todo:
+                at = todo.pop()
+                if at in found:
+                    continue
+                if proc is not None and at == pid:
+                    found[at] = proc
+                else:
+                    try:
+                        found[at] = psutil.Process(at)
+                    except psutil.Error:   # gone since the reading
+                        continue
+                # like psutil's children(): a kid started before its parent
+                # is a reused pid, not a kid
+                todo += [k for k in kids.get(at, ()) if table[k][1] >= table[at][1]]
+
+        if self.pid in table and self._ps.is_running():
+            add_with_descendants(self.pid, self._ps)
+        me = os.getpid()
+        for pid, (ppid, start) in table.items():
+            if pid == me or pid in found:
+                continue
+            if _marker_in_proc(pid, ppid, start) == self.tag:
+                add_with_descendants(pid)
 
     def survivors(self) -> list[psutil.Process]:
         """Processes of the tree still alive (zombies count as dead): after
@@ -735,6 +776,9 @@ def _marker_of(proc: psutil.Process) -> str | None:
     try:
         environ = proc.environ()
     except psutil.Error:   # gone, a zombie, or not ours to read: not one of ours now
+        if started is not None and _kernel_thread(proc):
+            with _MARKS_LOCK:   # never has an environment (ESRCH), never is ours
+                _MARKS[key] = None
         return None
     value = environ.get(MARKER_VAR) if environ else None
     if started is not None:
@@ -742,6 +786,74 @@ def _marker_of(proc: psutil.Process) -> str | None:
             if len(_MARKS) >= _MARKS_MAX:
                 _MARKS.clear()    # bounded; what is dropped is only read again
             _MARKS[key] = value
+    return value
+
+
+def _kernel_thread(proc: psutil.Process) -> bool:
+    """Linux's kernel threads (kthreadd, pid 2, and its children): reading
+    their environment fails at every scan, so their failure is remembered."""
+    info = getattr(proc, "info", {})
+    return psutil.LINUX and (proc.pid == 2 or info.get("ppid") == 2)
+
+
+def _proc_table() -> dict[int, tuple[int, int]] | None:
+    """{pid: (ppid, start time in clock ticks)} of every process, read from
+    /proc/<pid>/stat; None where there is no such /proc (not Linux)."""
+    if not psutil.LINUX:
+        return None
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    table: dict[int, tuple[int, int]] = {}
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                data = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            # "pid (comm) state ppid ..."; comm may hold spaces and parentheses
+            fields = data[data.rindex(b")") + 2:].split()
+            table[int(name)] = (int(fields[1]), int(fields[19]))
+        except (OSError, ValueError, IndexError):   # gone, or unreadable
+            continue
+    return table
+
+
+def _marker_in_proc(pid: int, ppid: int, start: int) -> str | None:
+    """_marker_of for a process of _proc_table(), read from /proc/<pid>/environ."""
+    key = (pid, -1 - start)   # apart from _marker_of's keys (start times in seconds)
+    with _MARKS_LOCK:
+        if key in _MARKS:
+            return _MARKS[key]
+    try:
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
+        try:
+            chunks = []
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError:   # gone, a zombie, a kernel thread (ESRCH), or not ours to read
+        if pid == 2 or ppid == 2:   # Linux's kernel threads: this fails at every scan
+            with _MARKS_LOCK:
+                _MARKS[key] = None
+        return None
+    value = None
+    prefix = MARKER_VAR.encode() + b"="
+    for entry in b"".join(chunks).split(b"\0"):
+        if entry.startswith(prefix):   # the last one wins, as in a dict of them
+            value = entry[len(prefix):].decode("utf-8", "surrogateescape")
+    with _MARKS_LOCK:
+        if len(_MARKS) >= _MARKS_MAX:
+            _MARKS.clear()
+        _MARKS[key] = value
     return value
 
 

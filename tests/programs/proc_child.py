@@ -11,6 +11,8 @@
                          keeps stdout open; print its pid; then exit, or stay
                          (also ignoring SIGTERM and stdin EOF)
     connect PORT         connect to 127.0.0.1:PORT, print "connected", wait for stdin EOF
+    unmarked-kid         start a kid with an empty environment (no spawn marker:
+                         only its parentage finds it), print "kid <pid>", wait for signals
 """
 
 import json
@@ -99,6 +101,11 @@ def main(argv: list[str]) -> None:
         say("connected")
         sys.stdin.buffer.read()
         sock.close()
+    elif mode == "unmarked-kid":
+        import subprocess
+        kid = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"], env={})
+        say(f"kid {kid.pid}")
+        pause_forever()
     else:
         sys.exit(f"proc_child: unknown mode {mode!r}")
 
