@@ -42,7 +42,7 @@ def collisions(ids: dict[str, str], fx, name: str) -> list[str]:
     for path, sha in ids.items():
         owners.setdefault(sha, []).append(path)
     return [f"{sha[:16]}: {', '.join(sorted(paths)[:3])}" for sha, paths in owners.items()
-            if len({read_or_none(fx, name, p) for p in paths}) > 1]
+            if len(paths) > 1 and len({read_or_none(fx, name, p) for p in paths}) > 1]
 
 
 def hit_shas(provider, fx, path: str) -> set[str]:
