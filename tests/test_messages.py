@@ -698,3 +698,26 @@ def test_a_big_reply_read_again_is_the_same_reading_and_a_changed_one_is_not():
     assert reading.at("entries[*].size") and not first.at("entries[*].size")
     changed["entries"][7]["size"] = 8
     assert m.read(changed, m.Tree).model.entries[7].size == 8
+
+
+def test_shape_error_of_a_big_reply_is_the_strict_check_and_remembered_apart():
+    """The monitor's strict check (shape_error) is structure()'s verdict: None
+    when it structures, its ShapeError otherwise; a big value's answer is
+    remembered, apart from read()'s tolerant readings of the same value."""
+    entries = [{"path": f"f{i}.txt", "type": "blob", "sha": f"{i:064x}", "size": i}
+               for i in range(m._MEMO_MIN_ITEMS)]
+    tree = {"entries": entries, "truncated": False, "branch": "main"}
+    assert m.shape_error(tree, m.Tree) is None
+    assert m.shape_error(copy.deepcopy(tree), m.Tree) is None
+    bad = copy.deepcopy(tree)
+    bad["entries"][7]["size"] = 7.0
+    with pytest.raises(m.ShapeError) as raised:
+        m.structure(bad, m.Tree)
+    for _ in range(2):
+        error = m.shape_error(copy.deepcopy(bad), m.Tree)
+        assert isinstance(error, m.ShapeError) and str(error) == str(raised.value)
+        assert "entries[7].size" in str(error)
+    reading = m.read(bad, m.Tree)   # read() stays tolerant: the entry's size is a problem
+    assert reading.at("entries[*].size") and reading.model is not None
+    small = {"entries": entries[:3], "truncated": False}
+    assert m.shape_error(small, m.Tree) is None and m.shape_error({"entries": 1}, m.Tree)

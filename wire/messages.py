@@ -749,37 +749,72 @@ def _pattern(pattern: str):
 # A reading is a pure function of the JSON value and the class, and the
 # models are frozen, so a big reply read again (a case asks wide's
 # 3,000-entry tree several times, every case of a group lists it) is read
-# once: keyed by its JSON text, which costs a third of reading it.
+# once: keyed by its JSON text, which costs a third of reading it. The
+# protocol monitor's strict check of every reply (shape_error) is remembered
+# the same way, apart from the readings.
 _MEMO_MIN_ITEMS = 256      # a reply with an array at least this long is remembered
-_MEMO_SIZE = 8             # readings kept, the oldest dropped first
-_memo: dict[tuple[Any, str], Reading] = {}
+_MEMO_SIZE = 16            # answers kept, the oldest dropped first
+_memo: dict[tuple[Any, str], Any] = {}
 _memo_lock = threading.Lock()
+_SHAPE_OK = object()       # shape_error's remembered "no error"
+
+
+def _memo_key(obj: Any, kind: Any) -> tuple[Any, str] | None:
+    """The memo's key for a big JSON object (an array of _MEMO_MIN_ITEMS or
+    more as a member), else None."""
+    if type(obj) is dict and any(type(v) is list and len(v) >= _MEMO_MIN_ITEMS
+                                 for v in obj.values()):
+        try:
+            return (kind, json.dumps(obj, separators=(",", ":"), allow_nan=True))
+        except (TypeError, ValueError):    # not JSON after all (a test's object)
+            return None
+    return None
+
+
+def _memo_get(key: tuple[Any, str] | None) -> Any:
+    if key is None:
+        return None
+    with _memo_lock:
+        return _memo.get(key)
+
+
+def _memo_put(key: tuple[Any, str] | None, value: Any) -> None:
+    if key is None:
+        return
+    with _memo_lock:
+        if len(_memo) >= _MEMO_SIZE:
+            _memo.pop(next(iter(_memo)))
+        _memo[key] = value
 
 
 def read(obj: Any, cls: Any) -> Reading:
     """Read a decoded JSON value as ``cls`` tolerantly (see the module doc)."""
-    key = None
-    if type(obj) is dict and any(type(v) is list and len(v) >= _MEMO_MIN_ITEMS
-                                 for v in obj.values()):
-        try:
-            key = (cls, json.dumps(obj, separators=(",", ":"), allow_nan=True))
-        except (TypeError, ValueError):    # not JSON after all (a test's object)
-            key = None
-        if key is not None:
-            with _memo_lock:
-                known = _memo.get(key)
-            if known is not None:
-                return known
+    key = _memo_key(obj, cls)
+    known = _memo_get(key)
+    if known is not None:
+        return known
     problems: list[tuple[str, str]] = []
     places: dict[int, str] = {}
     model = _read(obj, cls, "", problems, places)
     reading = Reading(None if model is _MISSING else model, tuple(problems), places)
-    if key is not None:
-        with _memo_lock:
-            if len(_memo) >= _MEMO_SIZE:
-                _memo.pop(next(iter(_memo)))
-            _memo[key] = reading
+    _memo_put(key, reading)
     return reading
+
+
+def shape_error(obj: Any, cls: type) -> ShapeError | None:
+    """None when ``obj`` structures as ``cls`` (``structure``, strict), else
+    the ShapeError it raises."""
+    key = _memo_key(obj, ("strict", cls))
+    known = _memo_get(key)
+    if known is not None:
+        return None if known is _SHAPE_OK else known
+    try:
+        structure(obj, cls)
+        error = None
+    except ShapeError as exc:
+        error = exc.with_traceback(None)   # kept: without the frames it was raised in
+    _memo_put(key, _SHAPE_OK if error is None else error)
+    return error
 
 
 def _join(path: str, sub: str) -> str:

@@ -49,7 +49,8 @@ import attrs
 
 from wire.framing import (INVALID_ID, INVALID_UTF8, MALFORMED, OVERSIZE, PARTIAL, REPLY, Frame,
                           usable_id)
-from wire.messages import RESULT_TYPES, ErrorObject, PartialParams, ShapeError, structure
+from wire.messages import (RESULT_TYPES, ErrorObject, PartialParams, ShapeError, shape_error,
+                           structure)
 
 STDOUT_UTF8 = "stdout-utf8"
 STDOUT_JSON = "stdout-json"
@@ -327,9 +328,8 @@ class Monitor:
         model = RESULT_TYPES.get(method)
         if model is None or method == "initialize":
             return   # the handshake's reply belongs to FC-001..004 (RULINGS)
-        try:
-            structure(result, model)
-        except ShapeError as exc:
+        exc = shape_error(result, model)
+        if exc is not None:
             found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method,
                   streaming=issued.streaming)
             return
