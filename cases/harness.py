@@ -93,7 +93,7 @@ class GroupSlot:
         if self.provider is None:
             h = self.harness
             p = new_provider(h.settings, h.fx().path, h.temp, label="adapter")
-            h.providers.append(p)
+            h.add_provider(p)
             run.attach(p)
             try:
                 p.start()
@@ -191,6 +191,7 @@ class Harness:
         self.notes: list[str] = []
         self.report: dict | None = None
         self.seen: list = []                  # the protocol monitor's findings, tagged
+        self._cache_roots: list[tuple] = []   # (root, process label, case id): FC-055's, run-wide
         self.memo: dict = {}                  # run-scoped answers shared by cases (see spawn)
         self.started = time.monotonic()
 
@@ -285,6 +286,29 @@ class Harness:
         self.harvest_all()
         monitoring.apply_findings(self.results, self.seen, self.settings, self.notes)
 
+    def add_provider(self, provider) -> None:
+        """A provider the harness closes at the end for sure; its cache root
+        (the host's, handed in cache_dir) is looked at once the run is over."""
+        self.providers.append(provider)
+        root = getattr(provider, "cache_root", None)
+        if root is not None:
+            case_id = self.current.case.id if self.current is not None else None
+            self._cache_roots.append((root, getattr(provider, "label", "adapter"), case_id))
+
+    def scan_cache_roots(self) -> None:
+        """§10.2's MUST NOT on every process of the run, not only on the one
+        FC-055 exercises: anything a process wrote into its host cache root
+        (<root>/rootle/) outside providers/ is a finding for FC-055, tagged
+        with the case and process it was started for (cases/monitoring.py).
+        Called by close() once every process is closed."""
+        for root, label, case_id in self._cache_roots:
+            try:
+                stray = sorted(p.name for p in root.iterdir() if p.name != "providers")
+            except OSError:   # removed already (an interrupted run): nothing to judge
+                continue
+            if stray:
+                self.seen.append(monitoring.cache_root_seen(root, stray, label, case_id))
+
     def harvest_all(self) -> None:
         """Keep what the monitor found on the processes still open."""
         for p in list(self.providers):
@@ -361,6 +385,8 @@ class Harness:
             t.join()
         self.providers.clear()
         self.drain()
+        if not self.interrupted:
+            self.scan_cache_roots()   # every process is closed: what they wrote is all there
         if self._answers:
             self._answers.save()
         if self._fx_base is not None:

@@ -22,8 +22,12 @@ from cases import api, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
+# Not a frame rule: what a process left in its host cache root (harness.scan_cache_roots)
+CACHE_ROOT = "cache-root"
+
 # rule -> the case that owns it everywhere in the run
 RULE_OWNERS: dict[str, str] = {
+    CACHE_ROOT: "FC-055",
     m.STDOUT_UTF8: "FC-123",
     m.STDOUT_JSON: "FC-123",
     m.JSONRPC: "FC-124",
@@ -88,6 +92,8 @@ class Seen:
 
     def where(self) -> str:
         during = f"during {self.case_id}" if self.case_id else "between cases"
+        if self.finding.generation < 1:   # not a frame's (a cache root's): no generation
+            return f"{during}, {self.process}"
         return f"{during}, {self.process}, {self.finding.where()}"
 
 
@@ -124,6 +130,15 @@ def _shape_path(detail: str, method: str) -> str:
     (``repo/tree result: entries[3].sha: missing ...`` -> ``entries[3].sha``)."""
     head = detail.removeprefix(f"{method} result: ")
     return head.split(":", 1)[0].strip() if ":" in head else ""
+
+
+def cache_root_seen(root, stray: list[str], label: str, case_id: str | None) -> Seen:
+    """A finding for FC-055: a process wrote ``stray`` into its host cache root."""
+    shown = ", ".join(stray[:SHOWN]) + (f" and {len(stray) - SHOWN} more" if len(stray) > SHOWN
+                                         else "")
+    detail = (f"wrote {shown} into the host's cache root {root} outside providers/ "
+              f"(§10.2: use cache_dir)")
+    return Seen(Finding(CACHE_ROOT, detail, 0), case_id, label)
 
 
 def harvest(provider, case_id: str | None) -> list[Seen]:
@@ -199,6 +214,10 @@ def _sentence(musts: list[Seen]) -> str:
         raw = f": {s.finding.raw[:100]!r}" if s.finding.raw else ""
         parts.append(f"{s.finding.detail} ({s.where()}){raw}")
     more = len(musts) - min(len(shown), SHOWN)
+    if all(s.finding.rule == CACHE_ROOT for s in musts):
+        tail = f"; {more} more like these in the run" if more > 0 else ""
+        return (f"{len(musts)} process(es) of the run broke this rule: "
+                + "; ".join(parts) + tail)
     tail = f"; {more} more frame(s) like these in the run" if more > 0 else ""
     return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
             + "; ".join(parts) + tail)

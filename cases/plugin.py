@@ -240,8 +240,10 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         return
     if not h.interrupted:
         h.end_tails()
+        h.harvest_all()
+    h.close()   # and looks at every cache root (FC-055)
+    if not h.interrupted:
         h.apply_monitor()
-    h.close()
     rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
                        adapter_argv=h.settings.adapter, interrupted=h.interrupted,
                        duration_s=time.monotonic() - h.started, policy=h.policy,
@@ -330,7 +332,7 @@ def spawn(fx: FixtureView):
         p = new_provider(h.settings, (fixture or fx).path, h.temp, label=f"spawn#{n}",
                          env=env, init_params=init_params)
         made.append(p)
-        h.providers.append(p)
+        h.add_provider(p)
         if h.current is not None:
             h.current.attach(p)
         if start:

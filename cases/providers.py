@@ -68,10 +68,15 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
     cache.mkdir(parents=True)
     if init_params is None:
         init_params = {"protocol": 1, "cache_bytes": CACHE_BYTES, "cache_dir": str(cache)}
+    # XDG_CACHE_HOME is that same <root>: an adapter that finds its cache
+    # there (a process started without cache_dir, a fallback) writes where the
+    # run looks (FC-055), never into the user's own cache.
+    extra = {"XDG_CACHE_HOME": str(cache.parents[2]), **(env or {})}
     stderr_dir = Path(tempfile.mkdtemp(prefix=f"stderr-{label}-", dir=temp))
     p = CaseProvider(settings.argv_for(fixture_dir),
-                     env=settings.adapter_env(fixture_dir, extra=env),
+                     env=settings.adapter_env(fixture_dir, extra=extra),
                      deadline_s=settings.deadline_s, init_params=init_params,
                      stderr_dir=stderr_dir, monitor=Monitor())
     p.label = label
+    p.cache_root = cache.parents[1]   # <root>/rootle: the host's cache root
     return p

@@ -116,10 +116,14 @@ def blob_bytes(adapter, fx, name: str, sha: str) -> bytes | None:
 
 def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,)) -> None:
     """``provider`` (a process started another way: without cache params,
-    without credentials, after a kill) serves repo/tree of each repository of
-    ``names`` (alpha by default): it lists every path on disk that the group
-    ``adapter`` lists. When the group adapter lists none, nothing can be
-    compared (coverage is FC-020's)."""
+    without credentials, after a kill) serves as the group ``adapter`` does:
+    repo/tree of each repository of ``names`` (alpha by default) lists every
+    path on disk that the group adapter lists; when both declare code_search,
+    a search finds every file the group adapter finds that holds the term;
+    when both declare log (and vcs is built), the log at the feature branch
+    has the group adapter's subjects, in its order. When the group adapter
+    itself lists or finds none, or refuses, nothing can be compared (that is
+    the owning case's business)."""
     for name in names:
         disk = set(fx.walk(name))
         usual = set(by_path(tree(adapter, fx, name).model)) & disk
@@ -131,6 +135,55 @@ def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,
         fc_assert(not missing, expected=f"the {len(usual)} paths the group adapter lists",
                   got=f"missing {listing(missing)}" if listed is not None else show(result, 60),
                   why=f"{when}, the adapter must serve {tree_what(fx, name)} as usual")
+    if adapter.caps.code_search and provider.caps.code_search:
+        _serves_search_like(provider, adapter, fx, when)
+    if fx.vcs_built and adapter.caps.log and provider.caps.log:
+        _serves_log_like(provider, adapter, fx, when)
+
+
+def _hit_files(found) -> set[tuple[str, str]]:
+    model = found.reading.model if found is not None else None
+    return {(h.repo, h.path) for h in (model.items if model is not None else ())
+            if isinstance(h, SearchHit)}
+
+
+def _serves_search_like(provider, adapter, fx, when: str) -> None:
+    from cases.facts import files_containing
+    from fixture.catalog import TERM_LINE
+    group, err = attempt(search, adapter, TERM_LINE, limit=50)
+    usual = _hit_files(group) & files_containing(fx, TERM_LINE) if err is None else set()
+    if not usual:
+        return   # the group adapter finds nothing to compare with (the search cases' concern)
+    params = {"q": TERM_LINE, "limit": 50}
+    got, err = attempt(search, provider, TERM_LINE, limit=50)
+    fc_assert(err is None and usual <= _hit_files(got),
+              expected=f"search/code {show(params)} finds {listing(sorted(usual))}, as the "
+                       f"group adapter does",
+              got=f"an error: {err.message}" if err is not None else
+              f"missing {listing(sorted(usual - _hit_files(got)))}",
+              why=f"{when}, the adapter must serve search/code as usual")
+
+
+def _serves_log_like(provider, adapter, fx, when: str) -> None:
+    from fixture.catalog import VCS, VCS_FEATURE_BRANCH
+    from wire.messages import Log
+    params = {"repo": fx.repo(VCS), "path": None, "ref": VCS_FEATURE_BRANCH, "limit": None}
+
+    def subjects(result) -> list[str] | None:
+        model = read(result, Log).model
+        return None if model is None else [i.subject for i in model.items]
+
+    result, err = try_request(adapter, "repo/log", params)
+    usual = subjects(result) if err is None else None
+    if not usual:
+        return   # the group adapter's log is the revision cases' concern
+    result, err = try_request(provider, "repo/log", params)
+    got = subjects(result) if err is None else None
+    fc_assert(got == usual, expected=f"repo/log {show(params)} lists the group adapter's "
+              f"{len(usual)} commits: {listing(usual, 3)}",
+              got=f"an error: {err.message}" if err is not None else
+              f"{listing(got, 3)}" if got is not None else show(result, 80),
+              why=f"{when}, the adapter must serve repo/log as usual")
 
 
 # ---------------------------------------------------------------- errors

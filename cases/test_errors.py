@@ -15,6 +15,7 @@ UNKNOWN_METHOD = "x/forgeNoSuchMethod"
 # The FAULTS.json repo standing for each backend failure, by the kind it must answer.
 FAULT_OF = {kind: name for name, kind in FAULT_REPOS.items()}
 NO_SUCH_REF = "forge-no-such-ref-fc063"
+BYTES_METHODS = ("repo/blob", "repo/blob_at")   # a result would be bytes of no file
 
 
 def repo_asks(adapter, repo, *, tree=True, sha=None):
@@ -39,25 +40,47 @@ def repo_asks(adapter, repo, *, tree=True, sha=None):
     return asks
 
 
+FAULT_REF = "main"   # the branch name the host assumes: a ref a backend resolves only once in
+
+
+def fault_asks(adapter, repo):
+    """repo_asks for a fault repo, plus each method that takes a ``ref`` asked
+    at a named one (FAULTS.json: every request naming the repo fails, and a
+    backend refuses the repository before it looks for a ref)."""
+    caps = adapter.caps
+    asks = repo_asks(adapter, repo)
+    if caps.refs:
+        asks.append(("repo/tree", {"repo": repo, "ref": FAULT_REF}))
+    if caps.log:
+        asks += [("repo/log", {"repo": repo, "path": None, "ref": FAULT_REF, "limit": None}),
+                 ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": FAULT_REF})]
+    if caps.blame:
+        asks.append(("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS,
+                                    "ref": FAULT_REF}))
+    return asks
+
+
 def judge_fault(adapter, fx, kind):
     """Every method naming the fault repo of ``kind`` answers an error of that
     kind (FIXTURES.md: every request naming it). A result fails; the wrong
-    kind fails; an absent kind warns. Returns the errors, by method."""
+    kind fails; an absent kind warns. Returns the errors, by method (and ref)."""
     name = FAULT_OF[kind]
     if faults_disabled():
         skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
     errors = {}
-    for method, params in repo_asks(adapter, fx.repo(name)):
+    for method, params in fault_asks(adapter, fx.repo(name)):
         what = f"{method} {show(params, 100)} on the {name!r} fault repo"
-        errors[method] = err = expect_error(adapter, method, params, what=what)
+        err = expect_error(adapter, method, params, what=what)
+        ref = params.get("ref")
+        errors[method if ref is None else f"{method} at ref {ref!r}"] = err
         judge_kind(err, kind, what=what)
     return errors
 
 
 @case("FC-060")
 def test_auth_kind(adapter, fx):
-    """A credential failure (every method naming the fault repo `denied`) is
-    an error of kind auth.
+    """A credential failure (every method naming the fault repo `denied`, at
+    ref null and at a named ref) is an error of kind auth.
 
     Falsified by: auth-as-provider: Credential failures are reported with kind "provider".
     """
@@ -92,7 +115,8 @@ def test_not_found_kind(adapter, fx):
     """repo/blob of an unknown id (64-hex and non-hex) in every served repo,
     and every method naming a missing repo (repo/tree aside: FC-025's), are
     errors of kind not_found; a result where an error was due is not judged
-    here except for repo/blob.
+    here except for repo/blob and repo/blob_at (§3.4, §3.5: bytes are the
+    file's, and a missing repository has none).
 
     Falsified by: blob-notfound-as-provider: repo/blob answers unknown ids and repositories with
     kind "provider".
@@ -105,7 +129,7 @@ def test_not_found_kind(adapter, fx):
     missing = f"{fx.org}/no-such-repo-fc062"
     for method, params in repo_asks(adapter, missing, tree=False):
         what = f"{method} {show(params, 100)} (a missing repo)"
-        if method == "repo/blob":
+        if method in BYTES_METHODS:   # bytes of a file that cannot exist: an error is due
             err = expect_error(adapter, method, params, what=what)
         else:
             _, err = try_request(adapter, method, params)   # a result is not this case's concern
@@ -119,10 +143,14 @@ def test_error_shape(adapter, fx):
     """Every error the adapter answers (each method naming a missing repo, an
     unknown blob, an unknown ref on each revision method, an unknown method,
     every fault repo on every method) has a non-empty message, an integer
-    code (positive, or -32601 for an unknown method), data absent or an
-    object, kind absent or a non-empty string, retry_after_s absent or a
-    non-negative JSON integer. Kinds are not judged here (the `broken`
-    fault's kind included).
+    code, data absent or an object, kind absent or a non-empty string,
+    retry_after_s absent or a non-negative JSON integer. Kinds are not
+    judged here (the `broken` fault's kind included).
+
+    The code MUST be an integer and SHOULD be positive (PROTOCOL §6.1's
+    table): a code of 0 or below warns, and so does a code of the reserved
+    JSON-RPC range (-32768..-32000, for protocol-level failures) on an error
+    that is not one, i.e. anything but the unknown method.
 
     Falsified by: empty-error-messages: Every error message is the empty string.
     """
@@ -144,7 +172,7 @@ def test_error_shape(adapter, fx):
     if not faults_disabled():
         for name in FAULT_REPOS:
             asks += repo_asks(adapter, fx.repo(name))
-    problems, judged = [], 0
+    problems, advised, judged = [], [], 0
     for method, params in asks:
         _, err = try_request(adapter, method, params)   # a result is not this case's concern
         if err is None:
@@ -153,6 +181,12 @@ def test_error_shape(adapter, fx):
         problem = error_shape_problem(err, unknown_method=method == UNKNOWN_METHOD)
         if problem:
             problems.append(f"{method} {show(params, 90)}: {problem}")
+        else:
+            advice = code_advice(err.raw.get("code"), unknown_method=method == UNKNOWN_METHOD)
+            if advice:
+                advised.append(f"{method} {show(params, 90)}: {advice}")
+    if advised:
+        warn(f"error codes SHOULD be positive integers (PROTOCOL §6.1): {listing(advised, 3)}")
     fc_assert(not problems, expected="a non-empty message, an integer code, kind a non-empty "
               "string", got=listing(problems, 4), why="every error reply has the protocol's shape")
     need(judged, f"none of the {len(asks)} requests for missing things (and an unknown method) "
@@ -171,8 +205,6 @@ def error_shape_problem(err, *, unknown_method):
         return str(exc)
     if not obj.message:
         return "empty message"
-    if not (obj.code > 0 or (unknown_method and obj.code == -32601)):
-        return f"code {obj.code} (positive, or -32601 for an unknown method)"
     if obj.data is not None and obj.data.kind == "":
         return "empty data.kind"
     retry = raw.get("data", {}).get("retry_after_s") if isinstance(raw.get("data"), dict) else None
@@ -180,6 +212,17 @@ def error_shape_problem(err, *, unknown_method):
         return (f"retry_after_s {show(retry)} (a non-negative JSON integer; the host ignores "
                 f"anything else)")
     return None
+
+
+RESERVED_CODES = range(-32768, -32000 + 1)   # JSON-RPC's, for protocol-level failures
+
+
+def code_advice(code, *, unknown_method):
+    """Why an integer ``code`` breaks §6.1's SHOULD (positive; the reserved
+    range only for protocol-level failures such as an unknown method), or None."""
+    if code in RESERVED_CODES:
+        return None if unknown_method else f"code {code} (reserved for protocol-level failures)"
+    return None if code > 0 else f"code {code} (not positive)"
 
 
 # ---------------------------------------------------------------- FC-064
@@ -191,7 +234,8 @@ MISLEADING_KINDS = ("network", "auth", "rate_limited", "not_found")
 @case("FC-064")
 def test_broken_is_provider(adapter, fx):
     """Every request naming the `broken` fault repo (a backend failure: tree,
-    blob, clone_url, web_url and each revision method the adapter declares)
+    blob, clone_url, web_url and each revision method the adapter declares,
+    at ref null and at a named ref)
     is an error of kind provider: network, auth, rate_limited or not_found
     fail (they blame the wrong cause); no kind or another kind warns.
 
@@ -201,7 +245,7 @@ def test_broken_is_provider(adapter, fx):
     name = FAULT_OF["provider"]
     if faults_disabled():
         skip(f"provokes the {name!r} fault and FORGE_NO_FAULTS=1 turns faults off")
-    for method, params in repo_asks(adapter, fx.repo(name)):
+    for method, params in fault_asks(adapter, fx.repo(name)):
         what = f"{method} {show(params, 100)} of the {name!r} fault repo"
         err = expect_error(adapter, method, params, what=what)
         kind = err.raw_kind

@@ -53,7 +53,22 @@ def test_every_owner_is_a_registry_case():
               *monitoring.SHAPE_ITEM_MEMBER_OWNERS.values(), monitoring.STREAMED_SEARCH_OWNER,
               monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED}
     assert owners <= known, sorted(owners - known)
-    assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED} == set(m.RULES)
+    # every frame rule has an owner; the one rule that is not a frame's is the cache root's
+    assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED} == \
+        set(m.RULES) | {monitoring.CACHE_ROOT}
+
+
+def test_a_cache_root_finding_names_the_process_and_fails_fc055(tmp_path):
+    """What a process left in its host cache root is FC-055's, whatever case
+    started the process; the sentence names the entries, the case and the
+    process, and speaks of processes, not frames."""
+    seen = [monitoring.cache_root_seen(tmp_path / "rootle", ["blobs", "crash.json"], "spawn#2",
+                                       "FC-005")]
+    out = monitoring.verdicts(seen, {"FC-055", "FC-005"})
+    assert set(out) == {"FC-055"}
+    text = out["FC-055"].failure
+    assert "blobs, crash.json" in text and "during FC-005, spawn#2" in text
+    assert "process(es)" in text and "frame" not in text and "generation" not in text
 
 
 def test_verdicts_fail_for_a_must_warn_for_a_should_and_say_where():
