@@ -42,6 +42,13 @@ RULE_OWNERS: dict[str, str] = {
     m.PARTIAL_ITEMS: "FC-044",
     m.BASE64: "FC-024",
     m.ERROR_SHAPE: "FC-063",
+    # every initialize result of the run: each generation of every process,
+    # a second initialize on one process too (RULINGS "Attribution")
+    m.HANDSHAKE_PROTOCOL: "FC-001",
+    m.HANDSHAKE_NAME: "FC-002",
+    m.HANDSHAKE_CAPABILITIES: "FC-003",
+    m.HANDSHAKE_ICON: "FC-004",
+    m.HANDSHAKE_CACHE: "FC-005",   # the cache budget's reply member (§2.3)
 }
 
 # result-shape: the owner by method, refined by the member the problem is at
@@ -214,11 +221,13 @@ def _sentence(musts: list[Seen]) -> str:
         raw = f": {s.finding.raw[:100]!r}" if s.finding.raw else ""
         parts.append(f"{s.finding.detail} ({s.where()}){raw}")
     more = len(musts) - min(len(shown), SHOWN)
+    rest = [s for s in musts if s not in shown[:SHOWN]]
+    places = "; ".join(s.where() for s in rest[:SHOWN]) + ("; ..." if len(rest) > SHOWN else "")
     if all(s.finding.rule == CACHE_ROOT for s in musts):
-        tail = f"; {more} more like these in the run" if more > 0 else ""
+        tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
         return (f"{len(musts)} process(es) of the run broke this rule: "
                 + "; ".join(parts) + tail)
-    tail = f"; {more} more frame(s) like these in the run" if more > 0 else ""
+    tail = f"; {more} more frame(s) like these in the run ({places})" if more > 0 else ""
     return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
             + "; ".join(parts) + tail)
 

@@ -389,10 +389,12 @@ NO_CACHE_KEY = "handshake without cache params"
 
 
 def handshakes(adapter, spawn) -> list[tuple[str, Any]]:
-    """(where, initialize result as sent) for every handshake a handshake rule
-    is judged on: each generation of the group adapter, and a process started
+    """(where, initialize result as sent) for the handshakes a handshake case
+    reads itself: each generation of the group adapter, and a process started
     with exactly {"protocol": 1} (no cache params). A start without cache
-    params that fails is FC-005's defect: its handshake is left out."""
+    params that fails is FC-005's defect: its handshake is left out. Every
+    other initialize result of the run is judged by the protocol monitor on
+    the same rules (wire.monitor.handshake_problems)."""
     seen = [(f"the group adapter's initialize (generation {n})", result)
             for n, result in enumerate(adapter.init_results, 1)]
     # The no-cache start is the same question for every handshake rule, so it

@@ -1,17 +1,33 @@
 """Handshake cases (FC-001..FC-005): what the initialize reply may say.
 
-Every handshake is judged as sent (the raw dict): each generation of the
-group adapter and a process started without cache params
-(``replies.handshakes``); FC-005 checks that such a process serves as usual.
+Every handshake is judged as sent (the raw dict), with one rule set
+(``wire.monitor.handshake_problems``): the case itself reads each generation
+of the group adapter and a process started without cache params
+(``replies.handshakes``); the protocol monitor reads every other initialize
+result of the run (every spawn, every respawned generation, a second
+initialize on one process) and hands what it finds to the same owner
+(``cases.monitoring``). FC-005 also checks that a process started without
+cache params serves as usual, and owns the reply's ``cache`` member.
 """
 
-from cases.api import case, fc_assert, listing, show, warn
+from cases.api import case, fc_assert, listing, show
 from cases.facts import disk_blobs, read_or_none
-from cases.formats import BUILTIN_ICONS, is_int
 from cases.replies import NO_CACHE_INIT, blob_ids, handshakes, serves_like, tree, try_request
 from fixture.catalog import ALPHA
+from wire.monitor import (BUILTIN_ICONS, HANDSHAKE_CACHE, HANDSHAKE_CAPABILITIES, HANDSHAKE_ICON,
+                          HANDSHAKE_NAME, HANDSHAKE_PROTOCOL, handshake_problems)
 
-BASE_CAPABILITIES = ("orgs", "code_search", "file_search")
+
+def judge(adapter, spawn, rule: str, expected: str, why: str) -> None:
+    """Fail the running case on the handshakes it reads itself (the group
+    adapter's, every generation, and the start without cache params) that
+    break ``rule``. Every other initialize result of the run (a spawned
+    process's, a respawned generation's, a second initialize on one process)
+    is judged by the protocol monitor on the same rule, this case's: its
+    verdict lists where in the run each offending one was seen."""
+    bad = [f"{where}: {problem}" for where, init in handshakes(adapter, spawn)
+           for r, strength, problem in handshake_problems(init) if r == rule and strength == "must"]
+    fc_assert(not bad, expected=expected, got=listing(bad, 3), why=why)
 
 
 @case("FC-001")
@@ -21,12 +37,8 @@ def test_protocol_is_integer_one(adapter, spawn):
     Falsified by: protocol-string: initialize answers protocol "1" (a string; the host tolerates
     it).
     """
-    bad = [f"{where}: " + (f"protocol {show(init.get('protocol'))}" if "protocol" in init
-                           else "no protocol member")
-           for where, init in handshakes(adapter, spawn)
-           if not (is_int(init.get("protocol")) and init.get("protocol") == 1)]
-    fc_assert(not bad, expected="protocol: 1 (a JSON integer)", got=listing(bad, 3),
-              why="the adapter must answer initialize with the integer protocol 1")
+    judge(adapter, spawn, HANDSHAKE_PROTOCOL, "protocol: 1 (a JSON integer)",
+          "the adapter must answer every initialize with the integer protocol 1")
 
 
 @case("FC-002")
@@ -35,13 +47,9 @@ def test_name_absent_or_string(adapter, spawn):
 
     Falsified by: name-number: initialize answers name 42.
     """
-    seen = [(where, init["name"]) for where, init in handshakes(adapter, spawn) if "name" in init]
-    bad = [f"{where}: name {show(name)}" for where, name in seen if not isinstance(name, str)]
-    fc_assert(not bad, expected="a string, or no name", got=listing(bad, 3),
-              why="name, when present, is a string (the provider's display name)")
-    for where, name in seen:
-        if name == "":   # a string, as §2.3 asks; the host would show a bare "stdio:"
-            warn(f"{where}: name is the empty string; leave it out to be shown as \"stdio\"")
+    judge(adapter, spawn, HANDSHAKE_NAME, "a string, or no name",
+          "name, when present, is a string (the provider's display name)")
+    # an empty name (a SHOULD) warns through the monitor, on every handshake of the run
 
 
 @case("FC-003")
@@ -52,16 +60,8 @@ def test_capabilities_shape(adapter, spawn):
     Falsified by: capability-string: capabilities.code_search is the string "yes" (the host reads it
     as its default, true).
     """
-    for where, init in handshakes(adapter, spawn):
-        if "capabilities" not in init:
-            continue
-        caps = init["capabilities"]
-        fc_assert(isinstance(caps, dict), expected="an object of booleans",
-                  got=f"{where}: capabilities {show(caps)}",
-                  why="capabilities must be a JSON object")
-        bad = {k: caps[k] for k in BASE_CAPABILITIES if k in caps and not isinstance(caps[k], bool)}
-        fc_assert(not bad, expected="true or false", got=f"{where}: {show(bad)}",
-                  why="capability values must be JSON booleans")
+    judge(adapter, spawn, HANDSHAKE_CAPABILITIES, "an object whose base keys are true or false",
+          "capabilities must be a JSON object, its base values JSON booleans")
 
 
 @case("FC-004")
@@ -72,11 +72,8 @@ def test_icon_builtin_or_one_glyph(adapter, spawn):
     Falsified by: icon-misspelled: icon "GitLab": neither a builtin name (exact spelling) nor one
     code point.
     """
-    bad = [f"{where}: icon {show(init['icon'])}" for where, init in handshakes(adapter, spawn)
-           if "icon" in init and not (isinstance(init["icon"], str)
-                                      and (init["icon"] in BUILTIN_ICONS or len(init["icon"]) == 1))]
-    fc_assert(not bad, expected=f"one of {', '.join(BUILTIN_ICONS)} or a single character",
-              got=listing(bad, 3), why="an icon is a builtin name (exact spelling) or one glyph")
+    judge(adapter, spawn, HANDSHAKE_ICON,
+          f"one of {', '.join(BUILTIN_ICONS)} or a single character", "an icon is a builtin name (exact spelling) or one glyph")
 
 
 @case("FC-005")
@@ -84,10 +81,16 @@ def test_no_cache_params(adapter, spawn, fx):
     """An adapter initialized with exactly {"protocol": 1} (no cache_bytes,
     no cache_dir) answers a result and then serves repo/tree of alpha, and
     repo/blob of a few small files, as the group adapter (initialized with
-    cache params) does.
+    cache params) does. In every handshake, `cache` is absent or an object
+    whose `bytes`, when present, is an unsigned JSON integer.
 
     Falsified by: needs-cache-dir: initialize fails (error reply) when cache_dir is absent.
     """
+    # the handshake's cache member (the budget's reply side, §2.3) has its
+    # stated type in every handshake: here and, through the monitor, in every
+    # initialize result of the run
+    judge(adapter, spawn, HANDSHAKE_CACHE, 'no cache, or an object {"bytes": <unsigned integer>}',
+          "cache, when present, is an object whose bytes is an unsigned JSON integer")
     provider = spawn(init_params=dict(NO_CACHE_INIT))   # an error reply or a crash fails here
     when = "initialized without cache params"
     serves_like(provider, adapter, fx, when)

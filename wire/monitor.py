@@ -32,6 +32,17 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
   with their JSON types (``wire.messages`` models)
 * ``base64``           §3.4, §3.5  every ``bytes_b64`` is strict standard base64
 * ``error-shape``      §6.1, §6.3  an error's code, message and data
+* ``handshake-protocol`` §2.3     every initialize result (every generation,
+  a second initialize on one process too) carries ``protocol``, the JSON
+  integer 1
+* ``handshake-name``   §2.3        ``name``, when present, is a string (an empty
+  one is a "should" finding: the host would show a bare ``stdio:``)
+* ``handshake-capabilities`` §2.4 ``capabilities``, when present, is an object
+  whose base keys (orgs, code_search, file_search) are JSON booleans
+* ``handshake-icon``   §2.5        ``icon``, when present, is a builtin name
+  (exact spelling) or exactly one code point
+* ``handshake-cache``  §2.3        ``cache``, when present, is an object whose
+  ``bytes``, when present, is an unsigned JSON integer
 
 Which case owns which rule is the suite's business (``cases/``), not this
 module's. A late reply to a request the host gave up on (timed out) is not a
@@ -68,6 +79,11 @@ PARTIAL_ITEMS = "partial-items"
 RESULT_SHAPE = "result-shape"
 BASE64 = "base64"
 ERROR_SHAPE = "error-shape"
+HANDSHAKE_PROTOCOL = "handshake-protocol"
+HANDSHAKE_NAME = "handshake-name"
+HANDSHAKE_CAPABILITIES = "handshake-capabilities"
+HANDSHAKE_ICON = "handshake-icon"
+HANDSHAKE_CACHE = "handshake-cache"
 
 RULES: dict[str, str] = {
     STDOUT_UTF8: "§1.2, §7.2",
@@ -86,7 +102,17 @@ RULES: dict[str, str] = {
     RESULT_SHAPE: "§3",
     BASE64: "§3.4, §3.5",
     ERROR_SHAPE: "§6.1, §6.3",
+    HANDSHAKE_PROTOCOL: "§2.3",
+    HANDSHAKE_NAME: "§2.3",
+    HANDSHAKE_CAPABILITIES: "§2.4",
+    HANDSHAKE_ICON: "§2.5",
+    HANDSHAKE_CACHE: "§2.3",
 }
+
+# §2.4's base capability keys (the revision keys' types are another rule's)
+BASE_CAPABILITIES = ("orgs", "code_search", "file_search")
+# §2.5's builtin icon names, spelled exactly
+BUILTIN_ICONS = ("github", "gitlab", "bitbucket", "folder")
 
 # JSON-RPC's reserved range, for protocol-level failures (§6.1).
 RESERVED_CODES = range(-32768, -32000 + 1)
@@ -180,6 +206,54 @@ def error_shape_problems(error: Any) -> list[tuple[str, str]]:
                 if type(value) is not int or value < 0:
                     out.append(("must", f"error.data.retry_after_s is not a non-negative "
                                         f"integer ({_short(value)})"))
+    return out
+
+
+def handshake_problems(result: Any) -> list[tuple[str, str, str]]:
+    """(rule, strength, problem) for each handshake rule an initialize
+    ``result`` (as sent) breaks; only the members a rule is about are read,
+    and unknown members never matter. A result that is not an object carries
+    no ``protocol``: that is the protocol rule's."""
+    if not isinstance(result, dict):
+        return [(HANDSHAKE_PROTOCOL, "must", f"the result is not an object ({_short(result)}), "
+                                             f"so it carries no protocol")]
+    out: list[tuple[str, str, str]] = []
+    if "protocol" not in result:
+        out.append((HANDSHAKE_PROTOCOL, "must", "no protocol member"))
+    elif type(result["protocol"]) is not int or result["protocol"] != 1:
+        out.append((HANDSHAKE_PROTOCOL, "must", f"protocol {_short(result['protocol'])}, not "
+                                                f"the JSON integer 1"))
+    if "name" in result:
+        name = result["name"]
+        if not isinstance(name, str):
+            out.append((HANDSHAKE_NAME, "must", f"name {_short(name)}, not a string"))
+        elif name == "":
+            out.append((HANDSHAKE_NAME, "should", "name is the empty string; leave it out to "
+                                                  "be shown as \"stdio\""))
+    if "capabilities" in result:
+        caps = result["capabilities"]
+        if not isinstance(caps, dict):
+            out.append((HANDSHAKE_CAPABILITIES, "must",
+                        f"capabilities {_short(caps)}, not an object of booleans"))
+        else:
+            bad = {k: caps[k] for k in BASE_CAPABILITIES if k in caps
+                   and not isinstance(caps[k], bool)}
+            if bad:
+                out.append((HANDSHAKE_CAPABILITIES, "must",
+                            f"capabilities {_short(bad)}: not JSON booleans"))
+    if "icon" in result:
+        icon = result["icon"]
+        if not (isinstance(icon, str) and (icon in BUILTIN_ICONS or len(icon) == 1)):
+            out.append((HANDSHAKE_ICON, "must", f"icon {_short(icon)}: neither a builtin name "
+                                                f"({', '.join(BUILTIN_ICONS)}) nor one code point"))
+    if "cache" in result:
+        cache = result["cache"]
+        if not isinstance(cache, dict):
+            out.append((HANDSHAKE_CACHE, "must", f"cache {_short(cache)}, not an object "
+                                                 f"{{\"bytes\": <unsigned integer>}}"))
+        elif "bytes" in cache and not (type(cache["bytes"]) is int and cache["bytes"] >= 0):
+            out.append((HANDSHAKE_CACHE, "must", f"cache.bytes {_short(cache['bytes'])}, not an "
+                                                 f"unsigned JSON integer"))
     return out
 
 
@@ -326,8 +400,14 @@ class Monitor:
     def _result(self, rid: int, issued: _Issued, result: Any, found) -> None:
         method = issued.method
         model = RESULT_TYPES.get(method)
-        if model is None or method == "initialize":
-            return   # the handshake's reply belongs to FC-001..004 (RULINGS)
+        if method == "initialize":
+            # every handshake of the run, a respawn's and a repeated one's too
+            for rule, strength, problem in handshake_problems(result):
+                found(rule, f"initialize result: {problem}", strength=strength, rid=rid,
+                      method=method)
+            return
+        if model is None:
+            return
         exc = shape_error(result, model)
         if exc is not None:
             found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method,

@@ -629,5 +629,6 @@ from tests.adapters import mutants_deep  # noqa: E402,F401
 from tests.adapters import mutants_deep as _promoted  # noqa: E402,F401
 # Path mutants of the cases that had only their first-sample one (issue 10):
 from tests.adapters import mutants_paths_a, mutants_paths_b, mutants_paths_c  # noqa: E402,F401
+from tests.adapters import mutants_paths_f  # noqa: E402,F401  (handshakes everywhere, ids after re-init, concurrency)
 # The errors and lifecycle cases judged on more of the run (mutants and a control):
 from tests.adapters import mutants_paths_i  # noqa: E402,F401

@@ -1,0 +1,117 @@
+"""Path mutants, part f: the handshake rules on every initialize of the run
+(a second initialize on one process, a respawned generation), blob ids after
+a second initialize, and replies routed under concurrency; and the control of
+a backend that throttles requests in flight.
+
+Written like tests/adapters/mutants_deep.py (a hook class per switch, its
+docstring's first line what it changes, then "Hides on:").
+"""
+
+from __future__ import annotations
+
+from tests.adapters.hooks import InitResult
+from tests.adapters.mutants import mutant
+
+
+# ---------------------------------------------------------------- handshakes
+
+class LaterInit(InitResult):
+    """From the second initialize of a process on, ``change(result)``."""
+
+    def __init__(self):
+        self.inits = 0
+
+    def edit(self, proxy, req, result):
+        self.inits += 1
+        if self.inits > 1:
+            self.change(result)
+
+    def change(self, result: dict) -> None:
+        pass
+
+
+@mutant("protocol-string-second-init", "FC-001")
+class ProtocolStringSecondInit(LaterInit):
+    """A second initialize on the same process answers protocol "1" (a string).
+
+    Hides on: FC-121's repeated initializes; FC-001 read only each
+    generation's first handshake, and FC-121 only that a result came back.
+    """
+
+    def change(self, result):
+        result["protocol"] = "1"
+
+
+@mutant("name-number-second-init", "FC-002")
+class NameNumberSecondInit(LaterInit):
+    """A second initialize on the same process answers name 42.
+
+    Hides on: FC-121's repeated initializes; FC-002 read only each
+    generation's first handshake.
+    """
+
+    def change(self, result):
+        result["name"] = 42
+
+
+@mutant("capability-string-second-init", "FC-003")
+class CapabilityStringSecondInit(LaterInit):
+    """A second initialize on the same process answers capabilities.code_search "yes".
+
+    Hides on: FC-121's repeated initializes; FC-003 read only each
+    generation's first handshake.
+    """
+
+    def change(self, result):
+        result.setdefault("capabilities", {})["code_search"] = "yes"
+
+
+@mutant("icon-misspelled-second-init", "FC-004")
+class IconMisspelledSecondInit(LaterInit):
+    """A second initialize on the same process answers icon "GitLab".
+
+    Hides on: FC-121's repeated initializes; FC-004 read only each
+    generation's first handshake.
+    """
+
+    def change(self, result):
+        result["icon"] = "GitLab"
+
+
+@mutant("protocol-string-respawn", "FC-001")
+class ProtocolStringRespawn(InitResult):
+    """A respawned generation's initialize (id not 1) answers protocol "1" (a string).
+
+    Hides on: the spawned processes' respawns (FC-013, FC-050, FC-051,
+    FC-052); FC-001 read only the group adapters' handshakes, and FC-051
+    failed on it instead (RULINGS: protocol "1" fails FC-001 only).
+    """
+
+    def edit(self, proxy, req, result):
+        if req.id != 1:
+            result["protocol"] = "1"
+
+
+@mutant("cache-bytes-string", "FC-005")
+class CacheBytesString(InitResult):
+    """Every initialize answers cache {"bytes": "0 B"} (a string, not an unsigned integer).
+
+    Hides on: every handshake; no case read the reply's cache member.
+    """
+
+    def edit(self, proxy, req, result):
+        result["cache"] = {"bytes": "0 B"}
+
+
+@mutant("cache-string-respawn", "FC-005")
+class CacheStringRespawn(InitResult):
+    """A respawned generation's initialize (id not 1) answers cache "10 MB" (not an object).
+
+    Hides on: the spawned processes' respawns; FC-051 leaves cache out of
+    its comparison (RULINGS), FC-005 reads the group adapter's and the
+    no-cache start's handshakes.
+    """
+
+    def edit(self, proxy, req, result):
+        if req.id != 1:
+            result["cache"] = "10 MB"
