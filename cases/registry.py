@@ -60,6 +60,11 @@ LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 OWNERS: dict[str, str] = {
     "coverage is": "FC-020",
     "starting without the cache params is": "FC-005",
+    "handshake protocol values are": "FC-001",
+    "handshake names are": "FC-002",
+    "base capability values are": "FC-003",
+    "handshake icons are": "FC-004",
+    "revision capability values are": "FC-099",
     "tree replies are": "FC-020",
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",

@@ -418,6 +418,59 @@ def no_cache_start(spawn) -> list:
     return memo[NO_CACHE_KEY]
 
 
+def same_handshake_members(results: list) -> tuple[list, list[str]]:
+    """The handshake members FC-051 compares across generations, per result:
+    the known ones (protocol, name, icon, the known capability keys; `cache`
+    and unknown members aside, RULINGS), with each member left out of every
+    result when one result sends it with the wrong type or value, which is
+    its type owner's defect, not a difference between generations (protocol
+    FC-001's, name FC-002's, capabilities and their base keys FC-003's, icon
+    FC-004's, the revision keys FC-099's; RULINGS "Attribution"). Returns
+    (the members of each result, one not-evaluated reason per member left
+    out, naming its owner)."""
+    from wire.messages import KNOWN_CAPABILITIES
+    from wire.monitor import BASE_CAPABILITIES, BUILTIN_ICONS
+
+    def members(result) -> dict:
+        if not isinstance(result, dict):
+            return {"protocol": None}   # no protocol at all: FC-001's
+        out = {k: result[k] for k in ("protocol", "name", "icon") if k in result}
+        if "capabilities" in result:
+            caps = result["capabilities"]
+            if isinstance(caps, dict):
+                out.update({f"capabilities.{k}": caps[k] for k in KNOWN_CAPABILITIES
+                            if k in caps})
+            else:
+                out["capabilities"] = caps
+        return out
+
+    def whose_if_wrong(key: str, value: Any) -> str | None:
+        """None when ``value`` has its type, else whose defect it is."""
+        if key == "protocol":
+            return None if type(value) is int and value == 1 else \
+                owner("handshake protocol values are")
+        if key == "name":
+            return None if isinstance(value, str) else owner("handshake names are")
+        if key == "icon":
+            return None if isinstance(value, str) and (value in BUILTIN_ICONS or len(value) == 1) \
+                else owner("handshake icons are")
+        if key == "capabilities" or (key.split(".", 1)[1] in BASE_CAPABILITIES
+                                     and not isinstance(value, bool)):
+            return owner("base capability values are")   # not an object, or a base key
+        return None if isinstance(value, bool) else owner("revision capability values are")
+
+    each = [members(r) for r in results]
+    wrong: dict[str, str] = {}
+    for generation, found in enumerate(each, 1):
+        for key, value in found.items():
+            whose = whose_if_wrong(key, value)
+            if whose is not None and key not in wrong:
+                wrong[key] = (f"generation {generation}'s {key} {show(value, 40)} could not be "
+                              f"compared ({whose})")
+    kept = [{k: v for k, v in found.items() if k not in wrong} for found in each]
+    return kept, list(wrong.values())
+
+
 # ---------------------------------------------------------------- every repository and ref
 
 def swept_trees(adapter, fx) -> list[tuple[str, str | None]]:
