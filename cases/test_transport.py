@@ -15,10 +15,11 @@ of starting after it.
 import time
 
 from cases.api import case, fc_assert, listing, need, owner, show
+from cases.facts import disk_blobs
 from cases.formats import b64_loose
 from cases.monitoring import judge_own_traffic
-from cases.replies import (HITS, by_path, folded, listed_ids, no_cache_start, tree, tree_what,
-                           try_request)
+from cases.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
+                           tree_what, try_request)
 from cases.settings import SILENCE_S
 from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
                              VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
@@ -128,8 +129,11 @@ def test_second_initialize(adapter, fx, spawn):
     Falsified by: second-initialize-refused: An initialize after the first on the same process
     answers an error.
     """
-    before = set(by_path(tree(adapter, fx, ALPHA).model))
+    listed = tree(adapter, fx, ALPHA).model
+    before = set(by_path(listed))
     need(before, f"{tree_what(fx, ALPHA)} listed nothing", owner("coverage is"))
+    files = set(disk_blobs(fx, ALPHA))
+    ids_before = blob_ids(listed, files)
     first = dict(adapter.init_params)
     bare = {k: v for k, v in first.items() if k not in NO_CACHE}
     for params in (first, bare, first):
@@ -143,10 +147,23 @@ def test_second_initialize(adapter, fx, spawn):
                   why=f"{asked}: every initialize is answered, a later one on the same process too")
         fc_assert(isinstance(result, dict), expected="an initialize result object",
                   got=show(result, 60), why=f"{asked}: every initialize is answered")
-    after = set(by_path(tree(adapter, fx, ALPHA).model))
+    relisted = tree(adapter, fx, ALPHA).model
+    after = set(by_path(relisted))
     fc_assert(after == before, expected=f"the {len(before)} paths listed before",
               got=f"missing {listing(before - after) or 'none'}",
               why="after more initializes the process serves as before")
+    # The fixture did not change: each file listed with a string sha both
+    # times keeps its id (§4: the same unchanged content, the same id on
+    # every call). Only ids, only of the same paths; a missing sha is FC-021's.
+    ids_after = blob_ids(relisted, files)
+    moved = [f"{path}: {show(ids_before[path], 40)} before, {show(ids_after[path], 40)} after"
+             for path in sorted(set(ids_before) & set(ids_after))
+             if ids_before[path] != ids_after[path]]
+    fc_assert(not moved, expected="the ids listed before the extra initializes",
+              got=f"{len(moved)} of {len(set(ids_before) & set(ids_after))} ids changed: "
+              f"{listing(moved, 3)}",
+              why=f"{tree_what(fx, ALPHA)} after more initializes: unchanged content keeps "
+              f"its id")
 
 
 @case("FC-122")

@@ -9,7 +9,7 @@ docstring's first line what it changes, then "Hides on:").
 
 from __future__ import annotations
 
-from tests.adapters.hooks import InitResult
+from tests.adapters.hooks import BlobIds, InitResult
 from tests.adapters.mutants import mutant
 
 
@@ -115,3 +115,30 @@ class CacheStringRespawn(InitResult):
     def edit(self, proxy, req, result):
         if req.id != 1:
             result["cache"] = "10 MB"
+
+
+# ---------------------------------------------------------------- ids after a second initialize
+
+REKEY = "v2-"
+
+
+@mutant("blob-ids-rekeyed-after-second-init", "FC-121")
+class BlobIdsRekeyedAfterSecondInit(BlobIds):
+    """After a second initialize on a process every blob id it lists gets a "v2-" prefix (repo/blob
+    resolves both).
+
+    Hides on: FC-121, which compared only the paths listed before and after
+    the extra initializes; no other case sends one.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.inits = 0
+
+    def request(self, proxy, req, msg):
+        if req.method == "initialize":
+            self.inits += 1
+        return super().request(proxy, req, msg)
+
+    def fake(self, proxy, req, sha, repo, path, ref, where):
+        return REKEY + sha if self.inits > 1 else sha
