@@ -186,6 +186,7 @@ from tests.adapters import controls_deep  # noqa: E402,F401
 # The deep controls the suite now passes register themselves here (kept, in
 # tests/adapters/controls_deep.py beside the others).
 from tests.adapters import controls_deep as _kept  # noqa: E402,F401
+from tests.adapters import mutants_paths_f as _paths_f  # noqa: E402,F401  (its control: rate-limited-in-flight)
 
 # The control beside the errors and lifecycle mutants (it registers here too):
 from tests.adapters import mutants_paths_i as _beside_mutants  # noqa: E402,F401

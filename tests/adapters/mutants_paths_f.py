@@ -9,8 +9,10 @@ docstring's first line what it changes, then "Hides on:").
 
 from __future__ import annotations
 
-from tests.adapters.hooks import BlobIds, InitResult
+from tests.adapters.controls import control
+from tests.adapters.hooks import BlobIds, InitResult, PairReplies
 from tests.adapters.mutants import mutant
+from tests.adapters.proxy import Hooks
 
 
 # ---------------------------------------------------------------- handshakes
@@ -142,3 +144,47 @@ class BlobIdsRekeyedAfterSecondInit(BlobIds):
 
     def fake(self, proxy, req, sha, repo, path, ref, where):
         return REKEY + sha if self.inits > 1 else sha
+
+
+# ---------------------------------------------------------------- concurrency
+
+@mutant("concurrent-trees-swapped", "FC-120")
+class ConcurrentTreesSwapped(PairReplies):
+    """Replies to repo/tree requests in flight together are sent under each other's ids.
+
+    Hides on: FC-120, which had only one repo/tree in flight (beside blobs
+    and a stream). A tree reply is held (up to HOLD_S) while another
+    repo/tree is outstanding; one request at a time is never touched.
+    """
+
+    HOLD_S = 0.5
+
+    def holds(self, req):
+        return req.method == "repo/tree"
+
+    def waits(self, proxy, req):
+        return any(r.method == "repo/tree" and r.id != req.id
+                   for r in list(proxy.requests.values()))
+
+    def pair(self, proxy, held, msg):
+        held["id"], msg["id"] = msg["id"], held["id"]
+        proxy.send_host(held)
+        return msg
+
+
+THROTTLE_AT = 3   # requests in flight (initialize aside) from which a new repo/blob is refused
+
+
+@control("rate-limited-in-flight")
+class RateLimitedInFlight(Hooks):
+    """While 3 or more requests are in flight, a new repo/blob is answered at once, under its own
+    id, with a rate_limited error (retry_after_s 1): a backend's concurrency cap (§6.2).
+    """
+
+    def request(self, proxy, req, msg):
+        others = [r for r in list(proxy.requests.values())
+                  if r.id != req.id and r.method != "initialize"]
+        if req.method == "repo/blob" and len(others) >= THROTTLE_AT:
+            proxy.error(req, "too many concurrent requests", kind="rate_limited", retry_after_s=1)
+            return None
+        return msg
