@@ -124,6 +124,14 @@ def test_result_shapes_by_method():
                                        "date": "2026-01-01T00:00:00Z"}]})) == [m.RESULT_SHAPE]
 
 
+def test_hits_in_a_streamed_search_reply_are_a_result_finding_of_that_stream_only():
+    mo = mon(SEARCH, ONESHOT)
+    found = mo.inbound(1, frame(ok(3, {"items": [HIT], "truncated": False})))
+    assert [f.rule for f in found] == [m.RESULT_SHAPE] and found[0].streaming
+    assert found[0].detail.startswith("search/code result: items: 1 hit(s)")
+    assert rules(mo, ok(4, {"items": [HIT]})) == []   # a one-shot reply carries its hits
+
+
 @pytest.mark.parametrize("text", ["AAEC\n", "AAE", "AA-_", "AAE=AAE=x", "QR=="])
 def test_base64_is_strict_everywhere(text):
     mo = mon(BLOB, (7, "repo/blob_at", {"repo": "r", "path": "p", "ref": None}))

@@ -29,7 +29,8 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
 * ``partial-id``       §5.2        ``params.id`` names a request of this process
 * ``partial-items``    §5.2        ``params.items`` is an array of hit objects
 * ``result-shape``     §3          a result has its method's required members
-  with their JSON types (``wire.messages`` models)
+  with their JSON types (``wire.messages`` models); §5.3: the final reply of a
+  streamed ``search/code`` is metadata only (no hits in ``items``)
 * ``base64``           §3.4, §3.5  every ``bytes_b64`` is strict standard base64
 * ``error-shape``      §6.1, §6.3  an error's code, message and data
 * ``handshake-protocol`` §2.3     every initialize result (every generation,
@@ -413,6 +414,10 @@ class Monitor:
             found(RESULT_SHAPE, f"{method} result: {exc}", rid=rid, method=method,
                   streaming=issued.streaming)
             return
+        if method == "search/code" and issued.streaming and result.get("items"):
+            found(RESULT_SHAPE, f"{method} result: items: {len(result['items'])} hit(s) in the "
+                                f"final reply of a streamed search (section 5.3: metadata only; "
+                                f"the host ignores them)", rid=rid, method=method, streaming=True)
         if method in ("repo/blob", "repo/blob_at"):
             problem = strict_base64_problem(result.get("bytes_b64"))
             if problem is not None:
