@@ -632,3 +632,4 @@ from tests.adapters import mutants_paths_a, mutants_paths_b, mutants_paths_c  # 
 from tests.adapters import mutants_paths_f  # noqa: E402,F401  (handshakes everywhere, ids after re-init, concurrency)
 # The errors and lifecycle cases judged on more of the run (mutants and a control):
 from tests.adapters import mutants_paths_i  # noqa: E402,F401
+from tests.adapters import mutants_paths_h  # noqa: E402,F401  (the review's search, listing and icon paths)
