@@ -6,7 +6,7 @@ and from the client's routed batches where it is about their content.
 """
 
 
-from cases.api import case, fail, fc_assert, listing, show, skip
+from cases.api import case, fail, fc_assert, listing, need, owner, show, skip
 from cases.formats import is_int
 from cases.facts import files_containing
 from cases.monitoring import judge_own_traffic
@@ -99,8 +99,13 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     if not (adapter.caps.code_search or adapter.caps.file_search):
         skip("needs content or filename search, and the adapter declares both false")
     if adapter.caps.file_search:   # a file-search-only adapter streams path: queries too
-        found = search(adapter, f"path:{TERM_PATHONLY}", partial=True, own=True)
-        judge_metadata_only(found, None)
+        q = f"path:{TERM_PATHONLY}"
+        found, err = attempt(search, adapter, q, partial=True, own=True)
+        if err is not None:   # a path: query refused is FC-034's
+            need(adapter.caps.code_search, f"search/code {q!r} (streamed) answered an error "
+                 f"({err.message})", owner("path: queries are"))
+        else:
+            judge_metadata_only(found, None)
     if adapter.caps.code_search:
         for term, limit in METADATA_STREAMS:
             found = search(adapter, term, limit=limit, partial=True, own=True)
