@@ -633,3 +633,4 @@ from tests.adapters import mutants_paths_f  # noqa: E402,F401  (handshakes every
 # The errors and lifecycle cases judged on more of the run (mutants and a control):
 from tests.adapters import mutants_paths_i  # noqa: E402,F401
 from tests.adapters import mutants_paths_h  # noqa: E402,F401  (the review's search, listing and icon paths)
+from tests.adapters import mutants_paths_d  # noqa: E402,F401  (refs/log/blame round trips, issue 11)

@@ -1,0 +1,87 @@
+"""Path mutants, part d, and their controls: the revision rules the review
+found unjudged (refs' shas, log cuts without truncated, blame dates, refs
+round trips through blob_at/log/blame, unknown short ids) and the legal
+variations the fixes must keep green (opaque commit ids).
+
+Each mutant breaks its rule where its owner case did not look before and
+fails exactly that case; each control passes the whole suite. A hook class
+per switch, its docstring's first line what it changes, then "Hides on:"
+(mutants) or why it is legal (controls).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import subprocess
+
+from fixture.catalog import VCS_DEFAULT_BRANCH
+from tests.adapters.controls import control
+from tests.adapters.hooks import is_git, repo_name
+from tests.adapters.mutants import mutant
+from tests.adapters.proxy import Hooks, result_of
+
+
+def git(proxy, repo, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
+                          capture_output=True, text=True)
+
+
+def commit_of(proxy, repo, ref) -> str | None:
+    """git's commit id of ``ref`` in ``repo``, or None."""
+    if not isinstance(ref, str) or not ref:
+        return None
+    run = git(proxy, repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return run.stdout.strip() or None
+
+
+# ---------------------------------------------------------------- opaque commit ids (control)
+
+OPAQUE = "c-"
+
+
+def opaque(sha):
+    return OPAQUE + sha if isinstance(sha, str) and sha and not sha.startswith(OPAQUE) else sha
+
+
+def plain(sha):
+    return sha[len(OPAQUE):] if isinstance(sha, str) and sha.startswith(OPAQUE) else sha
+
+
+@control("opaque-commit-ids")
+class OpaqueCommitIds(Hooks):
+    """Every commit id is the backend's opaque spelling c-<git id> (refs, log, blame, commit sha and parents), accepted back everywhere.
+
+    Legal: RULINGS "Content and revisions": commit ids are in the backend's
+    vocabulary; any string accepted back as a ref (and as repo/commit's sha)
+    that resolves to the right commit passes. git itself knows none of these
+    spellings, so the suite can only resolve them through the adapter.
+    """
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if isinstance(params, dict):
+            key = {"repo/tree": "ref", "repo/blob_at": "ref", "repo/log": "ref",
+                   "repo/blame": "ref", "repo/commit": "sha"}.get(req.method)
+            if key is not None:
+                params[key] = plain(params.get(key))
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if req.method == "repo/refs":
+            rows = [*(result.get("branches") or []), *(result.get("tags") or [])]
+        elif req.method in ("repo/log", "repo/blame"):
+            rows = result.get("items" if req.method == "repo/log" else "ranges") or []
+        elif req.method == "repo/commit":
+            rows = [result]
+            if isinstance(result.get("parents"), list):
+                result["parents"] = [opaque(p) for p in result["parents"]]
+        else:
+            rows = []
+        for row in rows:
+            if isinstance(row, dict):
+                row["sha"] = opaque(row.get("sha"))
+        return msg
