@@ -39,10 +39,17 @@ def git_commit_of(fx, sha: Any) -> str | None:
     return out or None
 
 
+def can_resolve(adapter, sha: Any) -> bool:
+    """Whether ``resolve`` can judge ``sha`` at all: a hex spelling git reads,
+    or an adapter that serves repo/log to resolve its own spelling back
+    through (one that declares log false is never asked it)."""
+    return isinstance(sha, str) and (bool(_HEXISH.fullmatch(sha)) or adapter.caps.log is True)
+
+
 def resolve(adapter, fx, sha: Any) -> str | None:
     """git's full id of the commit the adapter's id ``sha`` names, or None."""
     found = git_commit_of(fx, sha)
-    if found is not None or not isinstance(sha, str) or not sha:
+    if found is not None or not isinstance(sha, str) or not sha or not can_resolve(adapter, sha):
         return found
     params = {"repo": fx.repo(VCS), "path": None, "ref": sha, "limit": 1}
     try:

@@ -11,7 +11,7 @@ Over 400 lines on purpose: one group module per registry group (FC-090..099).
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import url_hostile
-from cases.commit_ids import git_commit_of, resolve
+from cases.commit_ids import can_resolve, git_commit_of, resolve
 from cases.formats import b64_loose, basic_instant, instant
 from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
                             git_show, git_text, unknown_commit_id)
@@ -50,11 +50,14 @@ def refs_listed(result):
 def test_refs_shape(adapter, fx):
     """repo/refs (asked twice: every reply is judged) lists branches and tags
     with name and sha, at most one branch marked default (main, if any), and
-    every branch and tag git has.
+    every branch and tag git has, each sha naming (resolving to, as a ref)
+    the commit git's ref points at: an annotated tag may list its tag
+    object's id or the tagged commit's (RULINGS "Content and revisions").
 
     Falsified by: two-defaults: repo/refs marks every branch default.
     """
     require(adapter, fx, "refs")
+    commits = Commits(adapter, fx)
     for call in ("first", "second"):
         refs = structure(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs)
         defaults = [b.name for b in refs.branches if b.default]
@@ -67,8 +70,22 @@ def test_refs_shape(adapter, fx):
             fc_assert(want <= got, expected=f"{what} {listing(want)}",
                       got=f"missing {listing(want - got)} (the {call} repo/refs)",
                       why="repo/refs lists what the repository has")
+            wrong = [f"{r.name}: sha {show(r.sha)} names {(got or 'no commit')[:12]}, git's "
+                     f"{r.name} is {want_sha[:12]}"
+                     for r, want_sha, got in ((r, ref_commit(fx, kind, r.name), commits(r.sha))
+                                              for r in listed if r.name in want)
+                     if got != want_sha and can_resolve(adapter, r.sha)]
+            fc_assert(not wrong, expected=f"the sha of each of the {what} naming the commit git's ref points at",
+                      got=f"{listing(wrong)} (the {call} repo/refs)",
+                      why="a ref's sha is the revision the ref points at (§3.6)")
     if defaults and defaults[0] != MAIN:
         warn(f"the branch marked default is {defaults[0]!r}; git's default branch is {MAIN!r}")
+
+
+def ref_commit(fx, kind, name):
+    """git's commit id of the branch ("heads") or tag ("tags") ``name`` (an
+    annotated tag peeled to its commit)."""
+    return git_text(fx, "rev-parse", "--verify", "-q", f"refs/{kind}/{name}^{{commit}}").strip()
 
 
 def changed_at(fx, ref):

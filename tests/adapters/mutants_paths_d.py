@@ -85,3 +85,26 @@ class OpaqueCommitIds(Hooks):
             if isinstance(row, dict):
                 row["sha"] = opaque(row.get("sha"))
         return msg
+
+
+# ---------------------------------------------------------------- refs: each sha the ref's commit
+
+@mutant("refs-sha-default-tip", "FC-090")
+class RefsShaDefaultTip(Hooks):
+    """repo/refs reports every branch's and tag's sha as the default branch's tip (the backend reads HEAD for each ref).
+
+    Hides on: the shas themselves, which no case compared with git (§3.6
+    "sha is ... the revision the ref points at"): FC-091 judges the tree at
+    each listed sha as the revision that sha names, and the tip is a real
+    commit every other method accepts back.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/refs" or result is None:
+            return msg
+        tip = commit_of(proxy, req.params.get("repo"), VCS_DEFAULT_BRANCH)
+        for row in [*(result.get("branches") or []), *(result.get("tags") or [])]:
+            if isinstance(row, dict) and tip:
+                row["sha"] = tip
+        return msg
