@@ -270,11 +270,36 @@ def test_log(adapter, fx):
 @case("FC-095")
 def test_log_limit(adapter, fx):
     """repo/log with limit 2, with and without a path, at ref null and at refs,
-    where git has more than 2 commits, answers exactly 2 items and truncated true.
+    where git has more than 2 commits, answers exactly 2 items and truncated
+    true; and FC-094's logs (limit null: the adapter's default, with and
+    without a path, at ref null, main, feature and a tag) that list fewer
+    commits than git has say truncated true (RULINGS "Bounded compute": a
+    cut without truncated: true fails; listing other commits is FC-094's or,
+    at a ref, FC-130's).
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
+    commits = Commits(adapter, fx)
+    for ref in (None, MAIN, FEATURE, VCS_ANNOTATED_TAG):
+        for path in (VCS_THREE_COMMITS, None):
+            params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
+            what = f"repo/log {show(params)}"
+            reading = read_reply(adapter.request("repo/log", params), Log, what,
+                                 owner("log replies are"))
+            items, want = reading.model.items, [c.sha for c in git_log(fx, ref or MAIN, path)]
+            if (reading.model.truncated is True and not reading.at("truncated")) \
+                    or len(items) >= len(want):
+                continue
+            got = [commits(i.sha) for i in items]
+            need(set(got) <= set(want) and len(set(got)) == len(got),
+                 f"{what} lists commits other than git's (or one twice)",
+                 owner("log replies are" if ref in (None, MAIN) else "logs at a ref are"))
+            fc_assert(False, expected=f"all {len(want)} commits of git log {ref or MAIN}"
+                      + (f" -- {path}" if path else "") + ", or truncated: true",
+                      got=f"{len(items)} items, truncated "
+                      + ("malformed" if reading.at("truncated") else show(reading.model.truncated)),
+                      why=f"{what}: a log cut short says truncated: true (more commits exist)")
     for ref in (None, MAIN, FEATURE):
         for path in (VCS_THREE_COMMITS, None):
             if len(git_log(fx, ref or MAIN, path)) <= 2:

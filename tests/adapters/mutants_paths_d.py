@@ -108,3 +108,28 @@ class RefsShaDefaultTip(Hooks):
             if isinstance(row, dict) and tip:
                 row["sha"] = tip
         return msg
+
+
+# ---------------------------------------------------------------- log: a cut says truncated
+
+@mutant("log-default-page-untruncated", "FC-095")
+class LogDefaultPageUntruncated(Hooks):
+    """repo/log with limit null serves one backend page of 6 commits and never says truncated (more exist).
+
+    Hides on: limit null, where FC-094 accepts any prefix of git's log (a
+    budget cut is legal) and FC-095 asked only limit 2; only main's
+    unfiltered history is longer than 6.
+    """
+
+    PAGE = 6
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/log" or result is None \
+                or req.params.get("limit") is not None:
+            return msg
+        items = result.get("items")
+        if isinstance(items, list) and len(items) > self.PAGE:
+            result["items"] = items[:self.PAGE]
+            result.pop("truncated", None)
+        return msg
