@@ -390,7 +390,8 @@ def test_blame(adapter, fx):
     feature and at a tag, gives 1-based inclusive ascending ranges covering
     every line once, same-commit neighbours coalesced; at main each range
     names (resolves to) the commit git blame gives (at other refs that is
-    FC-131's); authors and dates should match git.
+    FC-131's); every range's date is ISO-8601 (the basic format warns, as in
+    FC-094); authors and date instants should match git.
 
     Falsified by: blame-zero-based: repo/blame ranges are 0-based.
     """
@@ -400,6 +401,10 @@ def test_blame(adapter, fx):
         params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
         what = f"repo/blame {show(params)}"
         ranges = structure(adapter.request("repo/blame", params), Blame).ranges
+        whens = [log_instant(r.date, what) for r in ranges]   # at every ref asked
+        bad = [f"{r.start_line}-{r.end_line}: {r.date!r}" for r, w in zip(ranges, whens) if w is None]
+        fc_assert(not bad, expected="ISO-8601 dates", got=f"dates {listing(bad)}",
+                  why=f"{what}: a blame range's date is an ISO-8601 string (§3.8)")
         want = git_blame(fx, ref or MAIN, path)
         spans = [(r.start_line, r.end_line) for r in ranges]
         if ref not in (None, MAIN):
@@ -427,8 +432,8 @@ def test_blame(adapter, fx):
                   expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
                   got=show([(r.start_line, r.end_line, r.sha[:12]) for r in ranges]),
                   why=f"{what}: each range names the commit git blame gives for those lines")
-        for r, w in zip(ranges, want):
-            if not author_matches(r.author, w.author, w.email) or log_instant(r.date, what) != w.date:
+        for r, when, w in zip(ranges, whens, want):
+            if not author_matches(r.author, w.author, w.email) or when != w.date:
                 warn(f"{what} lines {r.start_line}-{r.end_line}: author {r.author!r}, date "
                      f"{r.date!r}; git says {w.author!r}, {w.date.isoformat()}")
 

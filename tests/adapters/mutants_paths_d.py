@@ -133,3 +133,28 @@ class LogDefaultPageUntruncated(Hooks):
             result["items"] = items[:self.PAGE]
             result.pop("truncated", None)
         return msg
+
+
+# ---------------------------------------------------------------- blame: ISO-8601 dates
+
+@mutant("blame-at-ref-dates-git-format", "FC-098")
+class BlameAtRefDatesGitFormat(Hooks):
+    """repo/blame at a ref other than the default branch gives dates in git's default format (Tue Jan 9 16:30:00 2024 +0200).
+
+    Hides on: blame dates, which FC-098 compared with git only as a SHOULD
+    (a warning) and only at the default branch; FC-131 blames at refs but
+    judges only the commits.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/blame" or result is None \
+                or req.params.get("ref") in (None, VCS_DEFAULT_BRANCH):
+            return msg
+        for row in result.get("ranges") or []:
+            try:
+                when = _dt.datetime.fromisoformat(str(row["date"]).replace("Z", "+00:00"))
+            except (TypeError, KeyError, ValueError):
+                continue
+            row["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
+        return msg
