@@ -19,10 +19,10 @@ import re
 from typing import Any
 
 from cases.formats import instant
-from cases.gitfacts import git_log, git_text
+from cases.gitfacts import git_log, git_ref_commit, git_text
 from fixture.catalog import VCS
 from wire import ProviderError
-from wire.messages import Log, ShapeError, structure
+from wire.messages import Log, Refs, ShapeError, read, structure
 
 _HEXISH = re.compile(r"[0-9a-fA-F]{4,64}")
 
@@ -62,6 +62,29 @@ def resolve(adapter, fx, sha: Any) -> str | None:
     matches = [c.sha for c in git_log(fx, "--all")
                if c.subject == items[0].subject and c.date == when]
     return matches[0] if len(matches) == 1 else None
+
+
+def refs_round_trips(adapter, fx) -> dict[str, tuple[str, str]]:
+    """Every name and sha repo/refs lists for the vcs repo (PROTOCOL §3.6: each
+    is accepted back as a ref), as spelling -> (git's commit it names, what it
+    is). A name git has not, or a sha that resolves to no commit, is left
+    out (refs replies are FC-090's); a sha is taken at the commit it
+    resolves to (whether that is the ref's commit is FC-090's too)."""
+    refs = read(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs).model
+    out: dict[str, tuple[str, str]] = {}
+    for kind, label, rows in (("heads", "branch", refs.branches if refs else ()),
+                              ("tags", "tag", refs.tags if refs else ())):
+        for row in rows:
+            name, sha = row.name, row.sha
+            if isinstance(name, str) and name not in out:
+                commit = git_ref_commit(fx, kind, name)
+                if commit:
+                    out[name] = (commit, f"the {label} {name}")
+            if isinstance(sha, str) and sha not in out:
+                commit = resolve(adapter, fx, sha)
+                if commit:
+                    out[sha] = (commit, f"the sha repo/refs lists for {name}")
+    return out
 
 
 def same_commits(adapter, fx, sent: list[Any], want: list[str]) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cases.formats import epoch_instant, instant
-from fixture.catalog import VCS_DEFAULT_BRANCH
+from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 
 _git_cache: dict[tuple, bytes] = {}
 
@@ -64,6 +64,40 @@ def git_refs(fx, kind: str) -> dict[str, str]:
     """Short name -> object id of every branch ("heads") or tag ("tags")."""
     out = git_text(fx, "for-each-ref", "--format=%(refname:short)%00%(objectname)", f"refs/{kind}")
     return dict(line.split("\0", 1) for line in out.splitlines() if "\0" in line)
+
+
+def git_ref_commit(fx, kind: str, name: str) -> str | None:
+    """git's commit id of the branch ("heads") or tag ("tags") ``name`` (an
+    annotated tag peeled to its commit); None when git has no such ref."""
+    try:
+        return git_text(fx, "rev-parse", "--verify", "-q",
+                        f"refs/{kind}/{name}^{{commit}}").strip() or None
+    except RuntimeError:   # no such ref
+        return None
+
+
+def telling_files(fx, commit: str) -> list[str]:
+    """The text files at ``commit`` whose bytes differ from the default
+    branch's (at the default branch's tip: from the feature branch's), sorted:
+    where a reply at ``commit`` shows which revision was served."""
+    other = VCS_FEATURE_BRANCH if commit == git_tip(fx) else VCS_DEFAULT_BRANCH
+    out = git_text(fx, "diff", "--name-only", "--no-renames", "-z", other, commit)
+    at, there = git_paths(fx, commit) or set(), git_paths(fx, other) or set()
+    return sorted(p for p in out.split("\0") if p in at and b"\0" not in git_show(fx, commit, p)
+                  and (p not in there or git_show(fx, other, p) != git_show(fx, commit, p)))
+
+
+def blame_telling_file(fx, commit: str) -> str | None:
+    """A text file whose git blame at ``commit`` differs from its blame at the
+    default branch (at the default branch's tip: at the feature branch), or
+    None: where a blame at ``commit`` shows which revision was blamed."""
+    other = VCS_FEATURE_BRANCH if commit == git_tip(fx) else VCS_DEFAULT_BRANCH
+    there = git_paths(fx, other) or set()
+
+    def spans(ref, path):
+        return [(b.start_line, b.end_line, b.sha) for b in git_blame(fx, ref, path)]
+    return next((p for p in telling_files(fx, commit)
+                 if p not in there or spans(commit, p) != spans(other, p)), None)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ Over 400 lines on purpose: one group module per registry group (FC-090..099).
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.facts import url_hostile
-from cases.commit_ids import can_resolve, git_commit_of, resolve
+from cases.commit_ids import can_resolve, git_commit_of, refs_round_trips, resolve
 from cases.formats import b64_loose, basic_instant, instant
-from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_refs,
-                            git_show, git_text, unknown_commit_id)
+from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_ref_commit,
+                            git_refs, git_show, git_text, telling_files, unknown_commit_id)
 from cases.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
                            read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
@@ -72,7 +72,7 @@ def test_refs_shape(adapter, fx):
                       why="repo/refs lists what the repository has")
             wrong = [f"{r.name}: sha {show(r.sha)} names {(got or 'no commit')[:12]}, git's "
                      f"{r.name} is {want_sha[:12]}"
-                     for r, want_sha, got in ((r, ref_commit(fx, kind, r.name), commits(r.sha))
+                     for r, want_sha, got in ((r, git_ref_commit(fx, kind, r.name), commits(r.sha))
                                               for r in listed if r.name in want)
                      if got != want_sha and can_resolve(adapter, r.sha)]
             fc_assert(not wrong, expected=f"the sha of each of the {what} naming the commit git's ref points at",
@@ -80,12 +80,6 @@ def test_refs_shape(adapter, fx):
                       why="a ref's sha is the revision the ref points at (§3.6)")
     if defaults and defaults[0] != MAIN:
         warn(f"the branch marked default is {defaults[0]!r}; git's default branch is {MAIN!r}")
-
-
-def ref_commit(fx, kind, name):
-    """git's commit id of the branch ("heads") or tag ("tags") ``name`` (an
-    annotated tag peeled to its commit)."""
-    return git_text(fx, "rev-parse", "--verify", "-q", f"refs/{kind}/{name}^{{commit}}").strip()
 
 
 def changed_at(fx, ref):
@@ -319,8 +313,11 @@ def test_log_limit(adapter, fx):
 def test_blob_at(adapter, fx):
     """repo/blob_at of the diverging files (and URL-hostile vcs files) at
     main, feature and every tag serves git's bytes, with the sha the tree at
-    that ref lists (ref null is FC-133's). A blob_at that serves nothing at
-    all is FC-099's; a tree id that is another ref's is FC-093's.
+    that ref lists (ref null is FC-133's); and, when refs is declared, a file
+    that differs from main's at every sha repo/refs lists (§3.6: each is
+    accepted back as a ref; judged at the commit it resolves to). A blob_at
+    that serves nothing at all is FC-099's; a tree id that is another ref's
+    is FC-093's.
 
     Falsified by: blob-at-git-sha: repo/blob_at reports git's blob id while trees report sha256 ids.
     """
@@ -356,12 +353,26 @@ def test_blob_at(adapter, fx):
             fc_assert(False, expected=f"{path}: sha {show(listed[path])} (the tree at {show(ref)})",
                       got=f"sha {show(served[path])}",
                       why=f"repo/blob_at's sha at {show(ref)} is the tree-at-ref entry's sha")
+    if not adapter.caps.refs:
+        return
+    for spelled, (commit, label) in refs_round_trips(adapter, fx).items():
+        paths = telling_files(fx, commit)   # the names were asked above; a sha is asked once
+        if spelled in trees or not paths:
+            continue
+        params = {"repo": fx.repo(VCS), "path": paths[0], "ref": spelled}
+        what = f"repo/blob_at {show(params)} ({label})"
+        got = b64_loose(read_reply(adapter.request("repo/blob_at", params), BlobAt, what,
+                                   None).model.bytes_b64)
+        fc_assert(got == git_show(fx, commit, paths[0]),
+                  expected=f"{paths[0]} as git has it at {commit[:12]}",
+                  got="undecodable bytes" if got is None else f"{len(got)} other bytes",
+                  why=f"{what}: every sha repo/refs lists is accepted back as a ref (§3.6)")
 
 
 @case("FC-097")
 def test_blob_at_unknown(adapter, fx):
     """repo/blob_at of an unknown path at main, ref null and feature, and of a known path at an unknown
-    ref (a name and a 40-hex id), is an error of kind not_found.
+    ref (a name, a 40-hex and a 12-hex id), is an error of kind not_found.
 
     Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
     cannot resolve in a served repository.
@@ -369,7 +380,7 @@ def test_blob_at_unknown(adapter, fx):
     require(adapter, fx, "log")
     asks = [("no/such/file-fc097.txt", MAIN), ("no/such/file-fc097.txt", None),
             ("no/such/file-fc097.txt", FEATURE), (VCS_THREE_COMMITS, UNKNOWN_REF),
-            (VCS_THREE_COMMITS, unknown_commit_id(fx))]
+            (VCS_THREE_COMMITS, unknown_commit_id(fx)), (VCS_THREE_COMMITS, unknown_short_id(fx))]
     for path, ref in asks:
         what = f"repo/blob_at of {path} at {ref}"
         params = {"repo": fx.repo(VCS), "path": path, "ref": ref}

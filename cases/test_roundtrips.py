@@ -10,9 +10,10 @@ git is missing.
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip
-from cases.commit_ids import resolve
+from cases.commit_ids import refs_round_trips, resolve
 from cases.formats import b64_loose
-from cases.gitfacts import git_all_commits, git_blame, git_log, git_paths, git_show
+from cases.gitfacts import (blame_telling_file, git_all_commits, git_blame, git_log, git_paths,
+                            git_show)
 from cases.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS,
@@ -62,7 +63,9 @@ def test_log_at_ref(adapter, fx):
     is FC-094's), not main's; commit ids judged by the commit they resolve to.
     The same holds with a path: each file that tells the ref's history from
     main's (rewritten on feature, advanced on main, touched thrice on main)
-    is logged at both refs.
+    is logged at both refs. When refs is declared, every other name and sha
+    repo/refs lists (§3.6: accepted back as a ref) is logged with limit 2:
+    the commit it resolves to is listed, and only commits of its history.
 
     Falsified by: log-ignores-ref: repo/log walks the default branch whatever ref is asked.
     """
@@ -80,14 +83,33 @@ def test_log_at_ref(adapter, fx):
                                f"{', '.join(w[:12] for w in want)}",
                       got=", ".join(str(g)[:12] for g in got) or "no items",
                       why=f"{asked} walks history from that revision")
+    if not adapter.caps.refs:
+        return
+    for spelled, (commit, label) in refs_round_trips(adapter, fx).items():
+        if spelled in (VCS_FEATURE_BRANCH, VCS_LIGHT_TAG):
+            continue   # walked in full above
+        params = {"repo": fx.repo(VCS), "path": None, "ref": spelled, "limit": 2}
+        items = read_reply(adapter.request("repo/log", params), Log, f"repo/log {show(params)}",
+                           owner("log replies are")).model.items
+        history = {c.sha for c in git_log(fx, commit)}
+        got = [resolve(adapter, fx, i.sha) for i in items]
+        fc_assert(commit in got and set(got) <= history,
+                  expected=f"{commit[:12]} and commits of its history (git log {commit[:12]})",
+                  got=", ".join(f"{str(i.sha)[:12]} ({(g or 'no commit')[:12]})"
+                                for i, g in zip(items, got)) or "no items",
+                  why=f"repo/log {show(params)} ({label}) walks history from that revision: "
+                      f"every name and sha repo/refs lists is accepted back as a ref (§3.6)")
 
 
 @case("FC-131")
 def test_blame_at_ref(adapter, fx):
     """repo/blame at the v0.1 tag and at feature, by name and by commit id
     (the id git gives each; the v1.0 tag's commit too), names, range by
-    range, the commits git blame gives at that ref (at v0.1 every line is
-    the root's; numbering and coverage are FC-098's).
+    range, the commits git blame gives at that ref (at v0.1 every line of
+    src/parse.rs is the root's; numbering and coverage are FC-098's). Each
+    of these refs, and every name and sha repo/refs lists (when refs is
+    declared; §3.6: accepted back as a ref), also blames a file whose blame
+    there differs from main's (at main: from feature's).
 
     Falsified by: blame-ignores-ref: repo/blame blames the default branch whatever ref is asked.
     """
@@ -97,11 +119,19 @@ def test_blame_at_ref(adapter, fx):
     for n in names:
         asked.setdefault(fx.git("rev-parse", "--verify", "-q", f"{n}^{{commit}}").strip(),
                          f"{n}'s commit id")
-    for ref, label in asked.items():
-        params = {"repo": fx.repo(VCS), "path": VCS_BLAME_TWO_AUTHORS, "ref": ref}
+    asks = [(ref, VCS_BLAME_TWO_AUTHORS, ref, label) for ref, label in asked.items()]
+    listed = refs_round_trips(adapter, fx) if adapter.caps.refs else {}
+    commits = {r: (fx.git("rev-parse", "--verify", "-q", f"{r}^{{commit}}").strip(), label)
+               for r, label in asked.items()}
+    for spelled, (commit, label) in {**commits, **listed}.items():
+        path = blame_telling_file(fx, commit)   # a file whose blame tells commit from main
+        if path is not None and path != VCS_BLAME_TWO_AUTHORS:
+            asks.append((spelled, path, commit, label))
+    for ref, path, commit, label in asks:
+        params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
         ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
                             owner("blame replies are")).model.ranges
-        want = git_blame(fx, ref, VCS_BLAME_TWO_AUTHORS)
+        want = git_blame(fx, commit, path)
         got = [r.sha for r in ranges]
         ok = len(got) == len(want) and all(resolve(adapter, fx, g) == w.sha
                                            for g, w in zip(got, want))

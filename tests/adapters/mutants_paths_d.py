@@ -158,3 +158,148 @@ class BlameAtRefDatesGitFormat(Hooks):
                 continue
             row["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
         return msg
+
+
+# ---------------------------------------------------------------- refs round trips (§3.6)
+
+class OffMainIdDefault(Hooks):
+    """``method`` at a 40-hex commit id that is not on the default branch's history serves the default branch."""
+
+    method = ""
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        ref = params.get("ref") if isinstance(params, dict) and req.method == self.method else None
+        if isinstance(ref, str) and re.fullmatch(r"[0-9a-f]{40}", ref) \
+                and is_git(proxy, params.get("repo")) \
+                and git(proxy, params.get("repo"), "merge-base", "--is-ancestor", ref,
+                        VCS_DEFAULT_BRANCH).returncode == 1:
+            params["ref"] = None
+        return msg
+
+
+@mutant("blob-at-off-main-id-default", "FC-096")
+class BlobAtOffMainIdDefault(OffMainIdDefault):
+    """repo/blob_at at a 40-hex commit id not on the default branch's history (the feature tip repo/refs lists) serves the default branch's file.
+
+    Hides on: the shas repo/refs lists, which only repo/tree was asked at
+    (FC-091); FC-132 asks blob_at at the ids of main's log, all on main's
+    history.
+    """
+
+    method = "repo/blob_at"
+
+
+@mutant("log-off-main-id-default", "FC-130")
+class LogOffMainIdDefault(OffMainIdDefault):
+    """repo/log at a 40-hex commit id not on the default branch's history (the feature tip repo/refs lists) walks the default branch.
+
+    Hides on: the shas repo/refs lists; FC-130 walked feature and v0.1 by
+    name only, FC-094 logs at names, FC-132 never logs at an id.
+    """
+
+    method = "repo/log"
+
+
+@mutant("blame-off-main-id-default", "FC-131")
+class BlameOffMainIdDefault(OffMainIdDefault):
+    """repo/blame at a 40-hex commit id not on the default branch's history (the feature tip) blames the default branch.
+
+    Hides on: the file: FC-131 blamed every commit id it asks with
+    src/parse.rs, whose blame at feature's tip is main's; only v0.1's id
+    told, and v0.1 is on main's history.
+    """
+
+    method = "repo/blame"
+
+
+class TagObjectRefused(Hooks):
+    """repo/refs reports an annotated tag's object id (legal); ``method`` refuses that id as a ref (not_found)."""
+
+    method = ""
+
+    def __init__(self):
+        self.objects: set[str] = set()
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/refs" or result is None:
+            return msg
+        run = git(proxy, req.params.get("repo"), "for-each-ref",
+                  "--format=%(refname:short)%00%(objectname)%00%(objecttype)", "refs/tags")
+        for line in run.stdout.splitlines():
+            name, obj, kind = (line.split("\0") + ["", "", ""])[:3]
+            for tag in result.get("tags") or []:
+                if kind == "tag" and isinstance(tag, dict) and tag.get("name") == name:
+                    tag["sha"] = obj
+                    self.objects.add(obj)
+        return msg
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if req.method == self.method and isinstance(params, dict) \
+                and params.get("ref") in self.objects:
+            proxy.error(req, f"unknown revision {params['ref']}", kind="not_found")
+            return None
+        return msg
+
+
+@mutant("blob-at-tag-object-refused", "FC-096")
+class BlobAtTagObjectRefused(TagObjectRefused):
+    """repo/refs reports the annotated tag's object id (legal), and repo/blob_at refuses that id as a ref (not_found).
+
+    Hides on: the tag object's id, which only repo/tree was asked at
+    (FC-091); every other case names v1.0 or its commit.
+    """
+
+    method = "repo/blob_at"
+
+
+@mutant("log-tag-object-refused", "FC-130")
+class LogTagObjectRefused(TagObjectRefused):
+    """repo/refs reports the annotated tag's object id (legal), and repo/log refuses that id as a ref (not_found).
+
+    Hides on: the tag object's id; FC-094 logs at the name v1.0, FC-131
+    blames at its commit's id.
+    """
+
+    method = "repo/log"
+
+
+@mutant("blame-tag-name-refused", "FC-131")
+class BlameTagNameRefused(Hooks):
+    """repo/blame refuses the annotated tag's name v1.0 as a ref (not_found): only lightweight tags are peeled.
+
+    Hides on: the name: FC-131 blamed at v1.0's commit id, never at the
+    name repo/refs lists.
+    """
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if req.method == "repo/blame" and isinstance(params, dict) and isinstance(params.get("ref"), str) \
+                and is_git(proxy, params.get("repo")) and git(
+                    proxy, params.get("repo"), "cat-file", "-t", f"refs/tags/{params['ref']}"
+                ).stdout.strip() == "tag":
+            proxy.error(req, f"no such ref {params['ref']}", kind="not_found")
+            return None
+        return msg
+
+
+# ---------------------------------------------------------------- unknown short ids (§3.5)
+
+@mutant("blob-at-short-unknown-default", "FC-097")
+class BlobAtShortUnknownDefault(Hooks):
+    """repo/blob_at at an abbreviated hex ref (7 to 12 digits) that names no commit serves the default branch.
+
+    Hides on: the short spelling; FC-097 asked an unknown name and an
+    unknown 40-hex id (repo/tree's variant is FC-092's
+    short-hex-unknown-ref-default).
+    """
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        ref = params.get("ref") if isinstance(params, dict) and req.method == "repo/blob_at" else None
+        if isinstance(ref, str) and re.fullmatch(r"[0-9a-f]{7,12}", ref) \
+                and is_git(proxy, params.get("repo")) and commit_of(proxy, params["repo"], ref) is None:
+            params["ref"] = None
+        return msg
