@@ -209,6 +209,51 @@ def git_all_commits(fx) -> list[str]:
     return git_text(fx, "rev-list", "--all").split()
 
 
+def git_ancestors(fx) -> dict[str, frozenset[str]]:
+    """Every commit of the vcs repo -> its ancestors (parents, their parents, ...;
+    not itself)."""
+    parents = {}
+    for line in git_text(fx, "rev-list", "--all", "--parents").splitlines():
+        sha, *ps = line.split()
+        parents[sha] = ps
+    out: dict[str, frozenset[str]] = {}
+    for sha in reversed(list(parents)):   # rev-list lists children before their parents
+        stack, seen = list(parents[sha]), set()
+        while stack:
+            c = stack.pop()
+            if c not in seen:
+                seen.add(c)
+                stack.extend(parents.get(c, ()))
+        out[sha] = frozenset(seen)
+    return out
+
+
+def not_newest_first(fx, got: list, want: list[str]) -> str | None:
+    """Why the commits ``got`` (git ids, in the adapter's order) are not a
+    newest-first listing of (a leading part of) git's commits ``want``, or None.
+
+    Newest first is read as children before parents: each commit is listed
+    before its ancestors, and none is listed while a newer commit of the
+    same history (one of its descendants in ``want``) is left out. Git's
+    default order, --date-order and --topo-order all pass; commits on lines
+    of history that do not descend from each other may come in any order
+    (FIXTURES.md, "repo/log order")."""
+    ancestors, wanted = git_ancestors(fx), set(want)
+    pos: dict[str, int] = {}
+    for i, c in enumerate(got):
+        if c not in wanted:
+            return f"item {i + 1} ({(c or 'no commit')[:12]}) is not in git's log"
+        if c in pos:
+            return f"{c[:12]} is listed twice"
+        pos[c] = i
+    for c, i in pos.items():
+        for d in want:
+            if c in ancestors.get(d, ()) and pos.get(d, len(got)) > i:
+                return (f"{c[:12]} is listed before its descendant {d[:12]}" if d in pos else
+                        f"{c[:12]} is listed while its descendant {d[:12]} (newer) is not")
+    return None
+
+
 def git_tip(fx) -> str:
     """The default branch's tip."""
     return git_text(fx, "rev-parse", VCS_DEFAULT_BRANCH).strip()

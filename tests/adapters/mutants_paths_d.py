@@ -303,3 +303,55 @@ class BlobAtShortUnknownDefault(Hooks):
                 and is_git(proxy, params.get("repo")) and commit_of(proxy, params["repo"], ref) is None:
             params["ref"] = None
         return msg
+
+
+# ---------------------------------------------------------------- log order (children first)
+
+@control("log-topo-order")
+class LogTopoOrder(Hooks):
+    """repo/log lists commits in topological order (git log --topo-order): the merged topic commit (Jan 17) before "Add version()" (Jan 18).
+
+    Legal: §3.7 says "Newest first" and no more; the suite reads it as
+    children before parents (FIXTURES.md "repo/log order"), which git's
+    --topo-order, libgit2's GIT_SORT_TOPOLOGICAL and Bitbucket's listing
+    keep: every commit is still listed before its ancestors.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/log" or result is None \
+                or not is_git(proxy, req.params.get("repo")):
+            return msg
+        path = req.params.get("path")
+        order = git(proxy, req.params["repo"], "log", "--topo-order", "--format=%H",
+                    req.params.get("ref") or VCS_DEFAULT_BRANCH,
+                    *(["--", path] if isinstance(path, str) else [])).stdout.split()
+        pos = {sha: i for i, sha in enumerate(order)}
+        items = result.get("items")
+        if isinstance(items, list) and all(isinstance(i, dict) and i.get("sha") in pos for i in items):
+            result["items"] = sorted(items, key=lambda i: pos[i["sha"]])
+        return msg
+
+
+@mutant("log-first-parent", "FC-094")
+class LogFirstParent(Hooks):
+    """repo/log follows first parents only: the merged topic commit is left out of main's log.
+
+    Hides on: nothing the order alone shows (every listed commit still comes
+    before its ancestors); FC-094 reads newest first as children before
+    parents, and a commit listed while its descendant (topic, under the
+    merge) is left out is no newest-first listing. FC-095 sees fewer commits
+    than git's without truncated and skips, naming FC-094.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/log" or result is None \
+                or not is_git(proxy, req.params.get("repo")):
+            return msg
+        ref = req.params.get("ref") or VCS_DEFAULT_BRANCH
+        keep = set(git(proxy, req.params["repo"], "rev-list", "--first-parent", ref).stdout.split())
+        items = result.get("items")
+        if isinstance(items, list) and keep:
+            result["items"] = [i for i in items if not isinstance(i, dict) or i.get("sha") in keep]
+        return msg
