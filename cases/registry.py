@@ -94,6 +94,7 @@ OWNERS: dict[str, str] = {
     "org/repos object members are": "FC-112",
     "ids across refs are": "FC-093",
     "declared capabilities served are": "FC-099",
+    "commit ids as refs are": "FC-132",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

@@ -127,14 +127,26 @@ def test_blame_at_ref(adapter, fx):
         path = blame_telling_file(fx, commit)   # a file whose blame tells commit from main
         if path is not None and path != VCS_BLAME_TWO_AUTHORS:
             asks.append((spelled, path, commit, label))
+    named = {}   # the adapter's ids -> git's commits, resolved once
     for ref, path, commit, label in asks:
         params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
         ranges = read_reply(adapter.request("repo/blame", params), Blame, f"repo/blame at {ref}",
                             owner("blame replies are")).model.ranges
         want = git_blame(fx, commit, path)
-        got = [r.sha for r in ranges]
-        ok = len(got) == len(want) and all(resolve(adapter, fx, g) == w.sha
-                                           for g, w in zip(got, want))
+        # line by line: how the lines are numbered, covered and coalesced is
+        # FC-098's; ranges numbering another count of lines well blame another file
+        spans = [(r.start_line, r.end_line) for r in ranges]
+        need(all(a <= b for a, b in spans)
+             and [a for a, _ in spans] == [1, *(b + 1 for _, b in spans)][:len(spans)],
+             f"repo/blame {show(params)}: ranges {show(spans)} do not number the lines 1, 2, ... "
+             f"once each", owner("blame replies are"))
+        got_lines = [r.sha for r in ranges for _ in range(r.start_line, r.end_line + 1)]
+        want_lines = [w.sha for w in want for _ in range(w.start_line, w.end_line + 1)]
+        ok = len(got_lines) == len(want_lines)
+        for g, w in zip(got_lines if ok else (), want_lines):
+            if g not in named:
+                named[g] = resolve(adapter, fx, g)
+            ok = ok and named[g] == w
         fc_assert(ok, expected=show([(w.start_line, w.end_line, w.sha[:12]) for w in want]),
                   got=show([(r.start_line, r.end_line, str(r.sha)[:12]) for r in ranges]),
                   why=f"repo/blame {show(params)} ({label}) blames that revision")
