@@ -76,7 +76,8 @@ def test_refs_shape(adapter, fx):
                      for r, want_sha, got in ((r, git_ref_commit(fx, kind, r.name), commits(r.sha))
                                               for r in listed if r.name in want)
                      if got != want_sha and can_resolve(adapter, r.sha)]
-            fc_assert(not wrong, expected=f"the sha of each of the {what} naming the commit git's ref points at",
+            fc_assert(not wrong,
+                      expected=f"the sha of each of the {what} naming the commit git's ref points at",
                       got=f"{listing(wrong)} (the {call} repo/refs)",
                       why="a ref's sha is the revision the ref points at (§3.6)")
     if defaults and defaults[0] != MAIN:
