@@ -90,6 +90,7 @@ OWNERS: dict[str, str] = {
     "serving repo/commit at all is": "FC-099",
     "commit replies are": "FC-100",
     "commit files are": "FC-103",
+    "patch formats are": "FC-105",
     "org/repos entries are": "FC-111",
     "org/repos object members are": "FC-112",
     "ids across refs are": "FC-093",

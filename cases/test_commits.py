@@ -6,7 +6,9 @@ commit-ish the host shows and asks back: an error to it is allowed, a reply
 is judged like the full id's) (cases/commitfacts.py), read as
 wire.messages.Commit, and judged against git itself (cases/gitfacts.py):
 parents, message, author date, the first-parent change list (root: against
-the empty tree), git's numstat. Each case reads the capabilities first and
+the empty tree), git's numstat, and git's bytes of each changed path on both
+sides (each patch applied to the parent's must give the commit's:
+cases/patchfacts.py). Each case reads the capabilities first and
 skips, saying why, when `commit` is false or absent (the host never sends
 repo/commit then) or when git is missing. FC-099 keeps capability honesty;
 the reply belongs to these cases, its shape to FC-100 (every other case
@@ -20,6 +22,7 @@ from cases.commitfacts import (abbreviated, ask, canonical, need_files, patch_co
                                patch_problem, require_commit, resolves_to)
 from cases.formats import instant
 from cases.gitfacts import git_all_commits, git_commit, git_text, git_tip, unknown_commit_id
+from cases.patchfacts import patch_content_problem
 from cases.replies import expect_error
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
                              VCS_RENAMED)
@@ -167,14 +170,32 @@ def test_first_parent_changes(adapter, fx):
     (a subset when truncated is true) and, for the four known statuses,
     git's status; the root commit lists everything as added (against the
     empty tree) and the merge lists what it brought in from the first
-    parent's view.
+    parent's view. Each file's patch, when sent, is that change: applied to
+    the first parent's text of the path (a rename's source; nothing for an
+    added file or on the root commit) its hunks give exactly the commit's
+    text of the path (nothing for a removed file), every context and removed
+    line being the parent's line where its hunk header puts it, exactly (no
+    offset: §3.12 defines none). The patch text is never compared with
+    git's: another diff algorithm, context size or hunk split is the same
+    change (cases/patchfacts.py). Binary and type changes are not read; a
+    malformed patch is FC-105's, counts are FC-107's.
 
     Falsified by: merge-last-parent-diff: A merge's files are its diff against the last parent
     (statuses only, no patches).
     """
     require_commit(adapter, fx)
+    wrong_patches, malformed = [], []
     for sha, what, git, commit, result in each_commit(adapter, fx):
         by_path, _ = files_of(commit, sha, result, git)
+        for f in need_files(commit, sha, result):
+            if not isinstance(f.patch, str):
+                continue   # absent: unavailable (§3.12)
+            if patch_problem(f.patch):
+                malformed.append(f"{what} {f.path}")
+                continue
+            problem = patch_content_problem(fx, git, f)
+            if problem:
+                wrong_patches.append(f"{what} {f.path} ({f.status}): {problem}")
         want = {c.path: c.status for c in git.changes}
         got = set(by_path)
         kind = ("the root commit, against the empty tree" if not git.parents else
@@ -194,6 +215,13 @@ def test_first_parent_changes(adapter, fx):
         fc_assert(not wrong, expected="git's status for every changed path",
                   got=listing(wrong, 3), why=f"{what} ({kind}): each file's status is "
                   f"the change git sees")
+    fc_assert(not wrong_patches, expected="each patch applied to the first parent's text of "
+              "its path gives the commit's text of it (repo/commit of every commit of "
+              f"{fx.repo(VCS)}, by {{repo, sha}})", got=listing(wrong_patches, 3),
+              why="each file's patch is its first-parent change (a patch of another commit, "
+              "or one computed child -> parent, shows another change)")
+    need(not malformed, f"patches that are not well-formed hunks were not applied: "
+         f"{listing(malformed, 3)}", owner("patch formats are"))
 
 
 @case("FC-104")
