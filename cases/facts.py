@@ -71,6 +71,34 @@ def files_containing(fx, term: str) -> frozenset[tuple[str, str]]:
     return _containing_cache[key]
 
 
+def git_entries_at(fx, ref: str) -> dict[str, tuple[str, str, int | None]]:
+    """path -> (type, git's object id, a file's size) of every entry of git's
+    tree at ``ref`` (directories included); {} when git cannot resolve it."""
+    from cases.gitfacts import git_bytes
+    try:
+        out = git_bytes(fx, "ls-tree", "-r", "-t", "-l", "-z", ref)
+    except RuntimeError:   # fx.git raises when git exits non-zero
+        return {}
+    entries = {}
+    for row in out.split(b"\0"):
+        if b"\t" in row:
+            meta, path = row.split(b"\t", 1)
+            _mode, kind, obj, size = meta.decode().split()
+            entries[path.decode("utf-8", "surrogateescape")] = (kind, obj,
+                                                               None if size == "-" else int(size))
+    return entries
+
+
+def content_of(fx, name: str, ref: str | None):
+    """path -> something equal for two files exactly when their bytes are:
+    the bytes on disk at ref null, git's object id at a ref (None for a path
+    that is not a file there)."""
+    if ref is None:
+        return lambda path: read_or_none(fx, name, path)
+    entries = git_entries_at(fx, ref)
+    return lambda path: entries[path][1] if entries.get(path, ("",))[0] == "blob" else None
+
+
 URL_HOSTILE = " #?%+"
 
 

@@ -15,6 +15,7 @@ partial frames and reply-like lines.
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -67,12 +68,38 @@ def tree_what(fx, name: str, ref: str | None = None) -> str:
     return f"repo/tree of {fx.repo(name)}" + (f" at {ref}" if ref is not None else "")
 
 
-def tree(adapter, fx, name: str, ref: str | None = None, *, own: bool = False) -> Reading:
+def tree(adapter, fx, name: str, ref: str | None = None, *, own: bool = False,
+         seen: bool = False) -> Reading:
     """repo/tree read as a Tree. One that is not an object fails the running
-    case when it ``own``s tree replies, else skips it (FC-020's; FC-091's at a ref)."""
-    result = adapter.request("repo/tree", {"repo": fx.repo(name), "ref": ref})
+    case when it ``own``s tree replies, else skips it (FC-020's; FC-091's at a ref).
+    ``seen``: the reply this process generation already gave a sweep for the
+    same repository and ref, asked now if none did (see ``remembered``)."""
+    memo = remembered(adapter) if seen else {}
+    key = ("repo/tree", str(fx.path), name, ref)
+    if key not in memo:
+        result = adapter.request("repo/tree", {"repo": fx.repo(name), "ref": ref})
+        memo[key] = (result, read(result, Tree))
+    result, reading = memo[key]
+    if reading.model is not None:
+        return reading
     whose = None if own else owner("tree replies are" if ref is None else "trees at a ref are")
     return read_reply(result, Tree, tree_what(fx, name, ref), whose)
+
+
+_REMEMBERED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def remembered(adapter) -> dict:
+    """Replies one process generation of ``adapter`` gave the sweeps (trees,
+    a search), so that every rule judged on a tree judges the same
+    reply and the sweep's many trees are asked once per process, not once
+    per case. A new generation (a respawn) starts afresh; a case that must
+    see a fresh reply (a second call, a rewritten file) asks without it."""
+    generation = getattr(adapter, "generation", None)
+    held = _REMEMBERED.get(adapter)
+    if held is None or held[0] != generation:
+        held = _REMEMBERED[adapter] = (generation, {})
+    return held[1]
 
 
 def listed_ids(adapter, fx, name: str, files: Iterable[str] | None = None, *,
@@ -474,14 +501,51 @@ def same_handshake_members(results: list) -> tuple[list, list[str]]:
 # ---------------------------------------------------------------- every repository and ref
 
 def swept_trees(adapter, fx) -> list[tuple[str, str | None]]:
-    """(repo dir name, ref) of every tree a coverage, typing or id rule is
-    judged on: every served repository at ref null, and the git repository at
-    each branch when the adapter declares refs (trees at a ref, §3.3)."""
+    """(repo dir name, ref) of every tree a coverage, typing, truncation or id
+    rule is judged on: every served repository at ref null, and, when the
+    adapter declares refs (trees at a ref, §3.3), the git repository at each
+    branch and at each tag (by name: repo/refs lists them, §3.6). Trees at
+    commit ids are the round-trip cases' (FC-132 judges a tree at each id
+    repo/log lists, counting as coverage only what the default branch shows too)."""
     from cases.facts import served
     out: list[tuple[str, str | None]] = [(name, None) for name in served(fx).values()]
     if fx.vcs_built and adapter.caps.refs:
+        from cases.gitfacts import git_refs
         from fixture.catalog import VCS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
-        out += [(VCS, VCS_DEFAULT_BRANCH), (VCS, VCS_FEATURE_BRANCH)]
+        refs = [VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, *sorted(git_refs(fx, "tags"))]
+        out += [(VCS, ref) for ref in dict.fromkeys(refs)]
+    return out
+
+
+@dataclass
+class Sweep:
+    """The trees of ``swept_trees`` as one process serves them (each asked
+    once a process generation, ``tree(seen=True)``): ``trees`` is
+    [(name, ref, reading)]. A tree at a ref the adapter answers with an error
+    is left out and noted in ``refused``: the sweep judges every other tree,
+    and the case then skips naming FC-091 (``done``), which asks a tree at
+    every name repo/refs lists and fails an error there."""
+    trees: list = field(default_factory=list)
+    refused: list = field(default_factory=list)
+
+    def done(self) -> None:
+        need(not self.refused, f"{listing(self.refused, 2)} answered an error",
+             owner("trees at a ref are"))
+
+
+def sweep(adapter, fx, *, own: bool = False) -> Sweep:
+    """Every swept tree read (see ``Sweep``); ``own``: the running case owns
+    the reply shape of the trees at ref null (FC-020, FC-022)."""
+    out = Sweep()
+    for name, ref in swept_trees(adapter, fx):
+        if ref is None:
+            out.trees.append((name, ref, tree(adapter, fx, name, ref, own=own, seen=True)))
+            continue
+        reading, err = attempt(tree, adapter, fx, name, ref, seen=True)
+        if err is not None:
+            out.refused.append(f"{tree_what(fx, name, ref)} ({err.message!r})")
+        else:
+            out.trees.append((name, ref, reading))
     return out
 
 

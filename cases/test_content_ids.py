@@ -6,43 +6,78 @@ disk are compared (the entries' ``type`` is FC-021's business).
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show
-from cases.facts import disk_blobs, read_or_none, served
-from cases.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, search, swept_trees,
-                           tree, tree_what)
-from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH
+from cases.facts import content_of, disk_blobs, read_or_none, served
+from cases.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, remembered, search,
+                           sweep, tree, tree_what)
+from fixture.catalog import ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA
 
 
 def changed_ids(first: dict, second: dict) -> dict:
     return {p: (first[p], second[p]) for p in first if p in second and first[p] != second[p]}
 
 
+# The search whose hits' shas the id rules judge: content hits in 8 files of alpha.
+HIT_TERM = TERM_MANY_ALPHA
+
+
+def hits_by_file(adapter, fx, *, fresh: bool = False) -> dict[tuple[str, str], set[str]]:
+    """(repo dir name, path) -> the non-empty string shas of the search/code
+    HIT_TERM hits for that file of the fixture (a search item's sha is
+    optional: "" is the default). Asked once a process unless ``fresh``;
+    {} when the adapter declares no content search or answers an error (the
+    search cases' business). Hits naming no served file are left out (FC-070's)."""
+    if not adapter.caps.code_search:
+        return {}
+    memo = {} if fresh else remembered(adapter)
+    if ("search/code", HIT_TERM) not in memo:
+        found, err = attempt(search, adapter, HIT_TERM, limit=50)
+        memo[("search/code", HIT_TERM)] = found.items if err is None else ()
+    repos, out = served(fx), {}
+    for hit in memo[("search/code", HIT_TERM)]:
+        name = repos.get(hit.repo)
+        if name and hit.path in disk_blobs(fx, name) and isinstance(hit.sha, str) and hit.sha:
+            out.setdefault((name, hit.path), set()).add(hit.sha)
+    return out
+
+
 @case("FC-010")
 def test_same_bytes_same_id_across_calls(adapter, fx):
     """Two repo/tree calls of every repository (alpha, beta, wide, vcs; vcs at
-    each branch too when refs is declared) give every file the same sha.
+    each branch and tag too when refs is declared) give
+    every file the same sha, and two searches give a file's hits the same
+    (non-empty) sha.
 
     Falsified by: ids-salted-per-call: Plain-directory trees salt blob ids with a per-process call
     counter from the second tree call on.
     """
-    moved = []
-    for name, ref in swept_trees(adapter, fx):
-        first = listed_ids(adapter, fx, name, files_at(fx, name, ref), ref=ref)
+    moved, swept = [], sweep(adapter, fx)
+    for name, ref, reading in swept.trees:
+        first = listed_ids(adapter, fx, name, files_at(fx, name, ref), ref=ref,
+                           listed=reading.model)
         second = blob_ids(tree(adapter, fx, name, ref).model, set(first))
         need(second, f"the second {tree_what(fx, name, ref)} listed none of the files the "
              f"first listed", owner("coverage is"))
         moved += [f"{tree_what(fx, name, ref)}: {p}: {a} then {b}"
                   for p, (a, b) in changed_ids(first, second).items()]
+    before, after = hits_by_file(adapter, fx), hits_by_file(adapter, fx, fresh=True)
+    moved += [f"search/code {HIT_TERM!r} (twice): the hits for {name}/{path}: "
+              f"{listing(shas)} then {listing(after[name, path])}"
+              for (name, path), shas in before.items()
+              if (name, path) in after and after[name, path] != shas]
     fc_assert(not moved, expected="the same sha for unchanged bytes", got=listing(moved, 4),
               why="an unchanged file must keep its id from one call to the next")
+    swept.done()
 
 
-def collisions(ids: dict[str, str], fx, name: str) -> list[str]:
-    """"sha: path, path" for each id that ``ids`` (path -> sha) gives to different bytes."""
+def collisions(ids: dict[str, str], fx, name: str, ref: str | None = None) -> list[str]:
+    """"sha: path, path" for each id that ``ids`` (path -> sha) gives to
+    different bytes (on disk at ref null, git's at a ref)."""
     owners: dict[str, list[str]] = {}
     for path, sha in ids.items():
         owners.setdefault(sha, []).append(path)
+    content = content_of(fx, name, ref) if any(len(p) > 1 for p in owners.values()) else None
     return [f"{sha[:16]}: {', '.join(sorted(paths)[:3])}" for sha, paths in owners.items()
-            if len(paths) > 1 and len({read_or_none(fx, name, p) for p in paths}) > 1]
+            if len(paths) > 1 and len({content(p) for p in paths}) > 1]
 
 
 def hit_shas(provider, fx, path: str) -> set[str]:
@@ -60,7 +95,9 @@ def hit_shas(provider, fx, path: str) -> set[str]:
 def test_changed_bytes_change_id(spawn, fx_mutable):
     """After a file is rewritten with different bytes (longer, then the same
     length), its tree sha changes each time, repo/blob of the new sha serves
-    the new bytes, and no search hit for it carries an id of older bytes.
+    the new bytes, repo/blob of each older sha serves that sha's older bytes
+    or an error (an adapter may forget an old id; serving other bytes under
+    it fails), and no search hit for it carries an id of older bytes.
 
     Falsified by: ids-cached-by-path: Working-tree blob ids are cached by (repo, path) for the
     process lifetime.
@@ -71,6 +108,7 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
     longer = original + b"\n// FC-011 rewrote this file\n"
     same_size = longer[:-2] + (b"Y\n" if longer[-2:] != b"Y\n" else b"Z\n")
     old = [listed_ids(provider, fx_mutable, ALPHA, {path}, every=True)[path]]
+    named = {old[0]: original}   # each id listed for the file -> the bytes it was listed for
     hit_shas(provider, fx_mutable, path)   # an adapter that caches hit ids caches them now
     target = fx_mutable.path / ALPHA / path
     try:
@@ -91,6 +129,16 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
                       got="undecodable bytes_b64" if served_ is None else f"{len(served_)} "
                       f"bytes ({'older content' if served_ in (original, longer) else 'other content'})",
                       why="repo/blob of the new id must serve the new bytes")
+            for sha in old:   # an id names one content: an old id never serves new bytes
+                got, err = attempt(blob_bytes, provider, fx_mutable, ALPHA, sha)
+                fc_assert(err is not None or got == named[sha],
+                          expected=f"repo/blob of {show(sha)} (the sha {path} had before it was "
+                          f"{how}): its {len(named[sha])} older bytes, or an error",
+                          got="undecodable bytes_b64" if got is None else f"{len(got)} bytes ("
+                          f"{'the new content' if got == rewritten else 'other content'})",
+                          why="an id names one content: after a rewrite its old id must not "
+                          "serve the new bytes (an id -> path map does)")
+            named[after] = rewritten
             old.append(after)
         stale = hit_shas(provider, fx_mutable, path) & set(old[:-1])
         fc_assert(not stale, expected=f"search/code {TERM_LINE!r}: hits for {path} with its "
@@ -102,34 +150,79 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
 
 @case("FC-012")
 def test_different_content_different_id(adapter, fx):
-    """Over every repository (alpha, beta, wide, the vcs worktree), two files
-    sharing a sha have identical bytes.
+    """Over every swept tree (alpha, beta, wide, the vcs worktree; vcs at each
+    branch and tag too when refs is declared), two files
+    sharing a sha have identical bytes; and every non-empty sha of the search
+    hits for a term in 8 files of alpha names its file's bytes: hits of
+    different bytes never share one (nor a listed file's sha), and repo/blob
+    of it serves exactly that file (any blob id the adapter emitted resolves,
+    §3.4; an id names one content, §4).
 
     Falsified by: ids-by-basename-size: Plain-directory blob ids are keyed by (file name, size), not
     by content.
     """
-    clashes = []
-    for name in served(fx).values():
-        ids = listed_ids(adapter, fx, name)
-        need(len(ids) > 1, f"{tree_what(fx, name)} listed only {listing(ids)} with a sha: "
+    clashes, swept, listed = [], sweep(adapter, fx), {}
+    for name, ref, reading in swept.trees:
+        ids = listed_ids(adapter, fx, name, files_at(fx, name, ref), ref=ref,
+                         listed=reading.model)
+        need(len(ids) > 1, f"{tree_what(fx, name, ref)} listed only {listing(ids)} with a sha: "
              f"no two files to compare", owner("coverage is"))
-        clashes += [f"{name}: {clash}" for clash in collisions(ids, fx, name)]
+        clashes += [f"{tree_what(fx, name, ref)}: {clash}"
+                    for clash in collisions(ids, fx, name, ref)]
+        if ref is None:
+            listed[name] = ids
     fc_assert(not clashes, expected="one id per distinct content",
               got=f"different bytes under one id: {listing(clashes, 4)}",
               why="an id must never be shared by different contents")
+    swept.done()
+    hits = hits_by_file(adapter, fx)
+    shared = []
+    for name in sorted({n for n, _ in hits}):   # a hit's sha beside the other hits' and the tree's
+        owners: dict[str, set[str]] = {}
+        for (n, path), shas in hits.items():
+            for sha in shas if n == name else ():
+                owners.setdefault(sha, set()).add(path)
+        for path, sha in listed.get(name, {}).items():
+            if sha in owners:
+                owners[sha].add(path)
+        shared += [f"{name}: {sha[:16]}: {', '.join(sorted(paths)[:3])}"
+                   for sha, paths in owners.items()
+                   if len({read_or_none(fx, name, p) for p in paths}) > 1]
+    fc_assert(not shared, expected=f"search/code {HIT_TERM!r}: one id per distinct content",
+              got=f"hits of different bytes under one id (or a listed file's): "
+              f"{listing(shared, 4)}",
+              why="an id must never be shared by different contents, in search hits too")
+    wrong = []
+    for (name, path), shas in sorted(hits.items()):
+        want = fx.read(name, path)
+        for sha in sorted(shas):
+            got, err = attempt(blob_bytes, adapter, fx, name, sha)
+            if err is not None:
+                wrong.append(f"{name}/{path}: repo/blob of its hit sha {show(sha)} answered an "
+                             f"error ({err.message!r})")
+            elif got != want:
+                wrong.append(f"{name}/{path}: repo/blob of its hit sha {show(sha)} served "
+                             + ("undecodable bytes_b64" if got is None else
+                                f"{len(got)} other bytes, not its {len(want)}"))
+    fc_assert(not wrong, expected=f"search/code {HIT_TERM!r}: each hit's sha serves its "
+              f"file's bytes", got=listing(wrong, 3),
+              why="any blob id the adapter emitted, a search item's sha included, resolves "
+              "through repo/blob to the content it names")
 
 
 @case("FC-013")
 def test_ids_survive_respawn(spawn, fx):
     """Every blob sha of every repository (alpha, beta, wide, vcs; vcs at each
-    branch too when refs is declared) is the same before a kill and after the respawn.
+    branch and tag too when refs is declared) is the same
+    before a kill and after the respawn.
 
     Falsified by: ids-salted-per-process: Every blob id is salted with a per-process random value
     (self-consistent within a process).
     """
     provider = spawn()
-    trees = swept_trees(provider, fx)
-    before = {(n, r): listed_ids(provider, fx, n, files_at(fx, n, r), ref=r) for n, r in trees}
+    swept = sweep(provider, fx)
+    before = {(n, r): listed_ids(provider, fx, n, files_at(fx, n, r), ref=r, listed=t.model)
+              for n, r, t in swept.trees}
     provider.kill()
     provider.respawn()
     moved = []
@@ -141,3 +234,4 @@ def test_ids_survive_respawn(spawn, fx):
                   for p, (a, b) in changed_ids(ids, after).items()]
     fc_assert(not moved, expected="the same sha for every file after a respawn",
               got=listing(moved, 4), why="ids must not depend on the process that computed them")
+    swept.done()

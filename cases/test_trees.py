@@ -5,17 +5,17 @@ disk; blob ids are taken from the adapter's own listing.
 """
 
 import base64
+import unicodedata
 from collections import Counter
 
 from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
-from cases.facts import URL_HOSTILE, disk_blobs, read_or_none, url_hostile
+from cases.facts import URL_HOSTILE, disk_blobs, git_entries_at, read_or_none, url_hostile
 from cases.formats import b64_loose, b64_strict_problem
-from cases.gitfacts import git_bytes
 from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_ids, paths_at,
-                           read_reply, swept_trees, tree, tree_what, try_request)
+                           read_reply, sweep, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
-                             BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_ESCAPE_PATHS,
-                             WIDE)
+                             ALPHA_UNICODE, BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH,
+                             VCS_ESCAPE_PATHS, WIDE)
 from wire.messages import Blob, read
 
 # A hint for the common cause of a URL-hostile path going wrong on an HTTP backend.
@@ -29,13 +29,7 @@ def kinds_at(fx, name: str, ref: str | None) -> dict[str, tuple[str, int | None]
         top = fx.path / name   # stat, not read: wide has thousands of files
         return {p: (kind, (top / p).stat().st_size if kind == "blob" else None)
                 for p, kind in fx.walk(name).items()}
-    out = {}
-    for row in git_bytes(fx, "ls-tree", "-r", "-t", "-l", "-z", ref).split(b"\0"):
-        if b"\t" in row:
-            meta, path = row.split(b"\t", 1)
-            _mode, kind, _obj, size = meta.decode().split()
-            out[path.decode("utf-8", "surrogateescape")] = (kind, None if size == "-" else int(size))
-    return out
+    return {path: (kind, size) for path, (kind, _obj, size) in git_entries_at(fx, ref).items()}
 
 
 def cap_hint(listed: int, missing: set) -> str:
@@ -56,18 +50,19 @@ def listed_repos(fx):
 @case("FC-020")
 def test_walk_covers_every_path(adapter, fx):
     """The recursive tree of every repository (alpha, beta, wide, vcs; vcs at
-    each branch too when refs is declared) lists every path, files and
-    directories, exactly once, repository-relative (a tree that says truncated
-    true may leave paths out; wide cut without saying so is FC-022's).
+    each branch and each tag too when refs is declared) lists every path,
+    files and directories, exactly once, repository-relative (a tree that
+    says truncated true may leave paths out; wide cut without saying so is
+    FC-022's).
 
     Falsified by: tree-page-overlap: The working-tree walk lists its last entry twice (two backend
     pages overlapping by one).
     """
-    capped = []
-    for name, ref in swept_trees(adapter, fx):
+    capped, swept = [], sweep(adapter, fx, own=True)
+    for name, ref, reading in swept.trees:
         where = tree_what(fx, name, ref)
         want = paths_at(fx, name, ref)   # the URL-hostile and non-ASCII names verbatim
-        model = tree(adapter, fx, name, ref, own=ref is None).model
+        model = reading.model
         listed = Counter(e.path for e in model.entries)
         odd = [p for p in listed if p.startswith(("/", "./")) or not p]
         fc_assert(not odd, expected="repository-relative paths",
@@ -90,20 +85,21 @@ def test_walk_covers_every_path(adapter, fx):
                   got=f"{where}: listed more than once: {listing(twice)}",
                   why="a path is listed exactly once (overlapping backend pages list one twice)")
     need(not capped, "; ".join(capped), owner("walks cut without truncated: true are"))
+    swept.done()
 
 
 @case("FC-021")
 def test_entry_typing(adapter, fx):
-    """Every listed entry of every repository (vcs at each branch too when refs
-    is declared) is typed as in the repository ("tree" for directories, "blob"
-    for files), carries a non-empty string sha, and any size is the file's length.
+    """Every listed entry of every repository (vcs at each branch and tag too
+    when refs is declared) is typed as in the repository
+    ("tree" for directories, "blob" for files), carries a non-empty string
+    sha, and any size is the file's length (git's at a ref).
 
     Falsified by: dirs-typed-dir: Directories are typed "dir" instead of "tree".
     """
-    problems, unlisted = [], []
-    for name, ref in swept_trees(adapter, fx):
+    problems, unlisted, swept = [], [], sweep(adapter, fx)
+    for name, ref, reading in swept.trees:
         kinds = kinds_at(fx, name, ref)
-        reading = tree(adapter, fx, name, ref)
         judged = {p: e for p, e in by_path(reading.model).items() if p in kinds}
         if not judged:   # paths not in the repository, or missing ones, are FC-020's
             unlisted.append(f"{tree_what(fx, name, ref)} listed none of the {len(kinds)} paths")
@@ -123,26 +119,29 @@ def test_entry_typing(adapter, fx):
               got=listing(problems, 4),
               why="every tree entry is typed like the repository and carries a sha")
     need(not unlisted, "; ".join(unlisted), owner("coverage is"))
+    swept.done()
 
 
 @case("FC-022")
 def test_truncated_flag(adapter, fx):
-    """The small trees (alpha, beta, vcs) say truncated false; wide's tree
+    """The small trees (alpha, beta, vcs; vcs at each branch and tag
+    too when refs is declared) say truncated false; wide's tree
     lists every path unless it says truncated true, and says truncated true
     only when it leaves a path out (then it lists at least one entry).
 
     Falsified by: tree-capped-1000: Trees stop at 1,000 entries without setting truncated.
     """
-    names = [n for n in (ALPHA, BETA, VCS, WIDE) if n != VCS or fx.vcs_built]
-    readings = {name: tree(adapter, fx, name, own=True) for name in names}
-    bad = [f"{name}: {m}" for name, r in readings.items() for _, m in r.at("truncated")]
+    swept = sweep(adapter, fx, own=True)
+    readings = {(name, ref): r for name, ref, r in swept.trees}
+    bad = [f"{tree_what(fx, *at)}: {m}" for at, r in readings.items() for _, m in r.at("truncated")]
     fc_assert(not bad, expected="truncated a boolean (or absent)", got=listing(bad),
               why="truncated is a JSON boolean")
-    cut = [f"{tree_what(fx, n)}: truncated {show(r.model.truncated)}"
-           for n, r in readings.items() if n != WIDE and r.model.truncated is not False]
+    cut = [f"{tree_what(fx, *at)}: truncated {show(r.model.truncated)}"
+           for at, r in readings.items() if at[0] != WIDE and r.model.truncated is not False]
     fc_assert(not cut, expected="truncated false (or absent) on the small trees",
               got=listing(cut), why="a small tree is never cut")
-    wide = readings[WIDE].model
+    swept.done()
+    wide = readings[(WIDE, None)].model
     listed, disk = set(by_path(wide)), set(fx.walk(WIDE))
     missing = disk - listed
     if wide.truncated is True:
@@ -195,6 +194,14 @@ def shares_id(listed, fx, name: str, path: str) -> list[str]:
                   if p != path and e.sha == sha and read_or_none(fx, name, p) not in (None, mine))
 
 
+def normalised(data: bytes) -> str | None:
+    """``data`` as NFC text (None when it is not UTF-8): two spellings of one text compare equal."""
+    try:
+        return unicodedata.normalize("NFC", data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
 def judge_bytes(adapter, method: str, params: dict, want: bytes | None, path: str) -> tuple:
     """(problem or None, decoded bytes) of one blob reply: the reply shape,
     strict base64, and (``want`` given) the exact bytes."""
@@ -210,36 +217,43 @@ def judge_bytes(adapter, method: str, params: dict, want: bytes | None, path: st
     got = base64.b64decode(text)
     if want is None or got == want:
         return None, got
+    nfc = normalised(got)
     how = ("NUL bytes or invalid UTF-8 transcoded (U+FFFD)" if b"\xef\xbf\xbd" in got
-           and b"\xef\xbf\xbd" not in want else "other bytes")
+           and b"\xef\xbf\xbd" not in want else
+           "the text Unicode-normalised (the same characters, other bytes)"
+           if nfc is not None and nfc == normalised(want) else "other bytes")
     return f"{asked} ({path}): {len(got)} bytes, {how}, not the {len(want)} on disk{hint}", got
 
 
 @case("FC-024")
 def test_binary_blobs_strict_base64(adapter, fx):
     """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
-    of every file of beta and of a file of wide is strict standard base64
-    decoding to the exact bytes (the empty file is ""); repo/blob_at of vcs's
-    binary and URL-escaping files (log declared) is strict standard base64.
+    of alpha's non-ASCII text file, of every file of beta and of a file of
+    wide is strict standard base64 decoding to the exact bytes (the empty
+    file is ""), the files with non-ASCII bytes asked twice (a cache that
+    stores what it served transcoded shows on the second ask); repo/blob_at
+    of vcs's binary and URL-escaping files (log declared) is strict standard base64.
 
     Falsified by: binary-as-text: Small binary blobs (with NUL bytes) are text-decoded: invalid
     UTF-8 becomes U+FFFD.
     """
-    wanted = {ALPHA: (ALPHA_BINARY, ALPHA_EMPTY, *ALPHA_ESCAPE_PATHS),
+    wanted = {ALPHA: (ALPHA_BINARY, ALPHA_EMPTY, ALPHA_UNICODE, *ALPHA_ESCAPE_PATHS),
               BETA: tuple(sorted(disk_blobs(fx, BETA))), WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
     if fx.vcs_built:
         wanted[VCS] = (VCS_BINARY_CHANGED, *VCS_ESCAPE_PATHS)
     problems, collided, listings = [], [], {}
     for name, paths in wanted.items():
-        listed = listings[name] = tree(adapter, fx, name).model
+        listed = listings[name] = tree(adapter, fx, name, seen=True).model
         for path, sha in sorted(blob_ids(listed, set(paths)).items()):
-            problem, got = judge_bytes(adapter, "repo/blob", {"repo": fx.repo(name), "sha": sha},
-                                       fx.read(name, path), path)
-            twins = shares_id(listed, fx, name, path) if got is not None else []
-            if problem and twins:
-                collided.append(f"{name}/{path} shares its sha with {listing(twins, 2)}")
-            elif problem:
-                problems.append(problem)
+            want = fx.read(name, path)
+            for ask in ("",) if want.isascii() else ("", " (second ask)"):
+                problem, got = judge_bytes(adapter, "repo/blob",
+                                           {"repo": fx.repo(name), "sha": sha}, want, path)
+                twins = shares_id(listed, fx, name, path) if got is not None else []
+                if problem and twins:
+                    collided.append(f"{name}/{path} shares its sha with {listing(twins, 2)}")
+                elif problem:
+                    problems.append(problem + ask)
     if fx.vcs_built and adapter.caps.log:   # blob_at's bytes are FC-096's, its base64 is ours
         for path in wanted[VCS]:
             params = {"repo": fx.repo(VCS), "path": path, "ref": VCS_DEFAULT_BRANCH}

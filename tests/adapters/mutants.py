@@ -635,3 +635,4 @@ from tests.adapters import mutants_paths_i  # noqa: E402,F401
 from tests.adapters import mutants_paths_h  # noqa: E402,F401  (the review's search, listing and icon paths)
 from tests.adapters import mutants_paths_d  # noqa: E402,F401  (refs/log/blame round trips, issue 11)
 from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
+from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
