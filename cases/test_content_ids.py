@@ -81,14 +81,17 @@ def collisions(ids: dict[str, str], fx, name: str, ref: str | None = None) -> li
 
 
 def hit_shas(provider, fx, path: str) -> set[str]:
-    """The non-empty shas of the search hits for ``path`` of alpha (TERM_LINE is in it)."""
+    """The non-empty shas of the search hits for ``path`` of alpha (TERM_LINE
+    is in it) that do not say located: false: a hit that does is one the
+    adapter knows its index is out of date for (§3.13), and may carry the id
+    of the bytes it indexed (that id serving those bytes is judged apart)."""
     if not provider.caps.code_search:
         return set()
     found, err = attempt(search, provider, TERM_LINE, limit=50)
     if err is not None:
         return set()   # search errors are the search cases' business
-    return {h.sha for h in found.items
-            if h.repo == fx.repo(ALPHA) and h.path == path and isinstance(h.sha, str) and h.sha}
+    return {h.sha for h in found.items if h.repo == fx.repo(ALPHA) and h.path == path
+            and isinstance(h.sha, str) and h.sha and h.located is not False}
 
 
 @case("FC-011")
@@ -97,7 +100,8 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
     length), its tree sha changes each time, repo/blob of the new sha serves
     the new bytes, repo/blob of each older sha serves that sha's older bytes
     or an error (an adapter may forget an old id; serving other bytes under
-    it fails), and no search hit for it carries an id of older bytes.
+    it fails), and no search hit for it carries an id of older bytes unless
+    it says located: false (a lagging index that knows it).
 
     Falsified by: ids-cached-by-path: Working-tree blob ids are cached by (repo, path) for the
     process lifetime.

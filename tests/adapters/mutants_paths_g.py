@@ -1,7 +1,8 @@
 """Path mutants, part g: the tree sweep reaching tags,
 the blob bytes asked twice and of the non-ASCII text file, an old id after
 a rewrite, and search hits' shas; each breaks a MUST where its owner case
-did not look before, and fails exactly that case.
+did not look before, and fails exactly that case. One control: a lagging
+search index whose stale hits say located: false (FC-011 passes it).
 
 Written like tests/adapters/mutants_deep.py (a hook class per switch, its
 docstring's first line what it changes, then "Hides on:").
@@ -16,6 +17,7 @@ import unicodedata
 from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import BlobIds, ResultEdit, SaltedIds, read_worktree, repo_name, \
     sha256_hex
+from tests.adapters.controls import control
 from tests.adapters.mutants_deep import promoted, ref_of
 from tests.adapters.proxy import Hooks, hits_of, result_of, tree_blobs
 
@@ -336,3 +338,54 @@ class HitShaFirstHit(ContentHitShas):
         for hit in hits[1:]:
             if hit.get("repo") == hits[0].get("repo"):
                 hit["sha"] = hits[0].get("sha")
+
+
+# ---------------------------------------------------------------- a lagging search index (legal)
+
+@control("stale-index-located-false")
+class StaleIndexLocatedFalse(Hooks):
+    """Hits keep the id of their file's first hit; once the file changed, they say located: false.
+
+    A lagging search index (§3.13 located: "the adapter is aware its index is
+    out of date for this particular hit"): the stale hit carries the id of
+    the bytes it indexed, the reply carries index.as_of, and repo/blob of
+    that id still serves those older bytes (an id names one content).
+    """
+
+    def __init__(self):
+        self.indexed: dict[tuple, str] = {}    # (repo, path) -> the id at its first hit
+        self.kept: dict[str, tuple] = {}       # that id -> (repo, the bytes it named)
+
+    def request(self, proxy, req, msg):
+        kept = self.kept.get(req.params.get("sha")) if req.method == "repo/blob" else None
+        if kept is not None and kept[0] == req.params.get("repo"):
+            proxy.reply(req, {"bytes_b64": base64.b64encode(kept[1]).decode()})
+            return None
+        return msg
+
+    def _hits(self, proxy, req, msg):
+        if req is None or req.method != "search/code":
+            return msg
+        stale = False
+        for hit in hits_of(req, msg):
+            key, sha = (hit.get("repo"), hit.get("path")), hit.get("sha")
+            if not isinstance(sha, str) or not sha:
+                continue
+            if key not in self.indexed:
+                data = read_worktree(proxy, *key)
+                if data is not None:
+                    self.indexed[key], self.kept[sha] = sha, (key[0], data)
+            elif self.indexed[key] != sha:
+                hit.update(sha=self.indexed[key], located=False)
+                hit.pop("line", None)
+                stale = True
+        result = result_of(msg)
+        if stale and result is not None:
+            result["index"] = {"as_of": "2026-01-01T00:00:00Z"}
+        return msg
+
+    def reply(self, proxy, req, msg):
+        return self._hits(proxy, req, msg)
+
+    def partial(self, proxy, req, msg):
+        return self._hits(proxy, req, msg)
