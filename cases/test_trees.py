@@ -11,8 +11,9 @@ from collections import Counter
 from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
 from cases.facts import URL_HOSTILE, disk_blobs, git_entries_at, read_or_none, url_hostile
 from cases.formats import b64_loose, b64_strict_problem
+from cases.gitfacts import git_show
 from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_ids, paths_at,
-                           read_reply, sweep, tree, tree_what, try_request)
+                           read_reply, sweep, swept_trees, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
                              ALPHA_UNICODE, BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH,
                              VCS_ESCAPE_PATHS, WIDE)
@@ -225,6 +226,21 @@ def judge_bytes(adapter, method: str, params: dict, want: bytes | None, path: st
     return f"{asked} ({path}): {len(got)} bytes, {how}, not the {len(want)} on disk{hint}", got
 
 
+def revision_of(adapter, fx, name: str, path: str, got: bytes | None) -> str | None:
+    """The swept ref (a branch or tag) at which ``path`` has the bytes ``got``
+    where they are not the file's at ref null: an id the worktree shares with
+    another revision's content (FC-093's defect), not a transcoding."""
+    if got is None or name != VCS:
+        return None
+    for _, ref in swept_trees(adapter, fx):
+        try:
+            if ref is not None and got == git_show(fx, ref, path):
+                return ref
+        except RuntimeError:   # no such path at that ref
+            continue
+    return None
+
+
 @case("FC-024")
 def test_binary_blobs_strict_base64(adapter, fx):
     """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
@@ -241,7 +257,7 @@ def test_binary_blobs_strict_base64(adapter, fx):
               BETA: tuple(sorted(disk_blobs(fx, BETA))), WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
     if fx.vcs_built:
         wanted[VCS] = (VCS_BINARY_CHANGED, *VCS_ESCAPE_PATHS)
-    problems, collided, listings = [], [], {}
+    problems, collided, listings, across = [], [], {}, False
     for name, paths in wanted.items():
         listed = listings[name] = tree(adapter, fx, name, seen=True).model
         for path, sha in sorted(blob_ids(listed, set(paths)).items()):
@@ -250,8 +266,13 @@ def test_binary_blobs_strict_base64(adapter, fx):
                 problem, got = judge_bytes(adapter, "repo/blob",
                                            {"repo": fx.repo(name), "sha": sha}, want, path)
                 twins = shares_id(listed, fx, name, path) if got is not None else []
+                there = revision_of(adapter, fx, name, path, got) if problem else None
                 if problem and twins:
                     collided.append(f"{name}/{path} shares its sha with {listing(twins, 2)}")
+                elif there:
+                    collided.append(f"the sha {tree_what(fx, name)} lists for {path} serves its "
+                                    f"bytes at {there}")
+                    across = True
                 elif problem:
                     problems.append(problem + ask)
     if fx.vcs_built and adapter.caps.log:   # blob_at's bytes are FC-096's, its base64 is ours
@@ -263,7 +284,8 @@ def test_binary_blobs_strict_base64(adapter, fx):
     fc_assert(not problems, expected="standard padded base64 without whitespace, of the exact "
               "bytes", got=listing(problems, 3),
               why="the host decodes blobs strictly and blob bytes are served raw")
-    need(not collided, "; ".join(collided), owner("ids shared by different contents are"))
+    need(not collided, "; ".join(collided), owner("ids across refs are" if across else
+                                                  "ids shared by different contents are"))
     listed_ids(adapter, fx, ALPHA, wanted[ALPHA], every=True, listed=listings[ALPHA])   # any not judged: skip
 
 
