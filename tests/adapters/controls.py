@@ -195,4 +195,3 @@ from tests.adapters import mutants_paths_i as _beside_mutants  # noqa: E402,F401
 from tests.adapters import mutants as _with_paths_h  # noqa: E402,F401
 from tests.adapters import mutants_paths_d  # noqa: E402,F401  (opaque commit ids)
 from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
-from tests.adapters import mutants as _paths_g  # noqa: E402,F401  (its mutants_paths_g registers a control)
