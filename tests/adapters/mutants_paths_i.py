@@ -5,7 +5,8 @@ repository's file at a ref (FC-062), a fault repo asked at a named ref
 (FC-060), a host cache root written by a respawned generation or by a
 process started without cache_dir (FC-055, now judged on every process of
 the run), and a respawned generation that serves search or history badly
-(FC-050's "serves as usual"). The control is a legal reading of a SHOULD.
+(FC-050's "serves as usual"), and blob_at at ref null of a URL-hostile name
+(FC-133). The control is a legal reading of a SHOULD.
 """
 
 from __future__ import annotations
@@ -127,4 +128,17 @@ class ErrorCodeZero(Hooks):
         err = msg.get("error")
         if isinstance(err, dict):
             err["code"] = 0
+        return msg
+
+
+@mutant("blob-at-null-hostile-not-found", "FC-133")
+class BlobAtNullHostileNotFound(Hooks):
+    """repo/blob_at with ref null sends the path to the backend unescaped: a URL-hostile name (space, #, ?, %, +) answers not_found; at a named ref the path is escaped and served."""
+
+    def request(self, proxy, req, msg):
+        path = req.params.get("path")
+        if (req.method == "repo/blob_at" and req.params.get("ref") is None
+                and isinstance(path, str) and any(ch in path for ch in " #?%+")):
+            proxy.error(req, f"404 Not Found: {path}", kind="not_found")
+            return None
         return msg
