@@ -48,6 +48,7 @@ RULE_OWNERS: dict[str, str] = {
     m.HANDSHAKE_NAME: "FC-002",
     m.HANDSHAKE_CAPABILITIES: "FC-003",
     m.HANDSHAKE_ICON: "FC-004",
+    m.HANDSHAKE_REVISION_CAPABILITIES: "FC-099",   # RULINGS: the revision keys are FC-099's
     m.HANDSHAKE_CACHE: "FC-005",   # the cache budget's reply member (§2.3)
 }
 

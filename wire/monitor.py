@@ -85,6 +85,7 @@ HANDSHAKE_NAME = "handshake-name"
 HANDSHAKE_CAPABILITIES = "handshake-capabilities"
 HANDSHAKE_ICON = "handshake-icon"
 HANDSHAKE_CACHE = "handshake-cache"
+HANDSHAKE_REVISION_CAPABILITIES = "handshake-revision-capabilities"
 
 RULES: dict[str, str] = {
     STDOUT_UTF8: "§1.2, §7.2",
@@ -108,10 +109,12 @@ RULES: dict[str, str] = {
     HANDSHAKE_CAPABILITIES: "§2.4",
     HANDSHAKE_ICON: "§2.5",
     HANDSHAKE_CACHE: "§2.3",
+    HANDSHAKE_REVISION_CAPABILITIES: "§2.4",
 }
 
-# §2.4's base capability keys (the revision keys' types are another rule's)
+# §2.4's base capability keys, and the revision keys (their types are another rule's)
 BASE_CAPABILITIES = ("orgs", "code_search", "file_search")
+REVISION_CAPABILITIES = ("refs", "log", "blame", "commit")
 # §2.5's builtin icon names, spelled exactly
 BUILTIN_ICONS = ("github", "gitlab", "bitbucket", "folder")
 
@@ -241,6 +244,11 @@ def handshake_problems(result: Any) -> list[tuple[str, str, str]]:
                    and not isinstance(caps[k], bool)}
             if bad:
                 out.append((HANDSHAKE_CAPABILITIES, "must",
+                            f"capabilities {_short(bad)}: not JSON booleans"))
+            bad = {k: caps[k] for k in REVISION_CAPABILITIES if k in caps
+                   and not isinstance(caps[k], bool)}
+            if bad:
+                out.append((HANDSHAKE_REVISION_CAPABILITIES, "must",
                             f"capabilities {_short(bad)}: not JSON booleans"))
     if "icon" in result:
         icon = result["icon"]

@@ -94,6 +94,19 @@ class ProtocolStringRespawn(InitResult):
             result["protocol"] = "1"
 
 
+@mutant("log-capability-string-respawn", "FC-099")
+class LogCapabilityStringRespawn(InitResult):
+    """A respawned generation's initialize (id not 1) answers capabilities.log "true" (a string).
+
+    Hides on: the spawned processes' respawns; FC-099 read only the group
+    adapter's handshake (RULINGS: the revision keys' types are FC-099's).
+    """
+
+    def edit(self, proxy, req, result):
+        if req.id != 1:
+            result.setdefault("capabilities", {})["log"] = "true"
+
+
 @mutant("cache-bytes-string", "FC-005")
 class CacheBytesString(InitResult):
     """Every initialize answers cache {"bytes": "0 B"} (a string, not an unsigned integer).
