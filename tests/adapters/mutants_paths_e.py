@@ -61,6 +61,12 @@ def counted(f: dict) -> None:
 
 # ---------------------------------------------------------------- mutants (FC-103)
 
+def modified_patches(result):
+    """The files of a repo/commit result that are modified and carry a non-empty patch."""
+    return [f for f in commit_files(result) if f.get("status") == "modified"
+            and isinstance(f.get("patch"), str) and f["patch"]]
+
+
 @mutant("patch-cached-by-path", "FC-103")
 class PatchCachedByPath(CommitReply):
     """repo/commit patches (and counts) are cached by repository and path: a later commit touching a path gets the first-seen commit's patch.
@@ -100,10 +106,7 @@ class PatchReversed(CommitReply):
     rule = FIRST_PARENT + " (not child -> parent)"
 
     def edit(self, proxy, req, result):
-        for f in commit_files(result):
-            if f.get("status") != "modified" or not isinstance(f.get("patch"), str) \
-                    or not f["patch"]:
-                continue
+        for f in modified_patches(result):
             out = []
             for old, oc, new, nc, tail, body in parsed(f["patch"]):
                 out.append(header(new, nc, old, oc, tail))
@@ -123,10 +126,7 @@ class PatchHunksOneLate(CommitReply):
     rule = FIRST_PARENT + '; §3.12: "each hunk starts with an @@ -a,b +c,d @@ header"'
 
     def edit(self, proxy, req, result):
-        for f in commit_files(result):
-            if f.get("status") != "modified" or not isinstance(f.get("patch"), str) \
-                    or not f["patch"]:
-                continue
+        for f in modified_patches(result):
             out = []
             for old, oc, new, nc, tail, body in parsed(f["patch"]):
                 out.append(header(old + 1, oc, new + 1, nc, tail))
