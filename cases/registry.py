@@ -69,6 +69,7 @@ OWNERS: dict[str, str] = {
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",
     "ids shared by different contents are": "FC-012",
+    "ids from one call to the next are": "FC-010",
     "walks cut without truncated: true are": "FC-022",
     "search recall is": "FC-070",
     "one-shot search replies are": "FC-070",
