@@ -13,6 +13,8 @@ skips, saying why, when `commit` is false or absent (the host never sends
 repo/commit then) or when git is missing. FC-099 keeps capability honesty;
 the reply belongs to these cases, its shape to FC-100 (every other case
 reads around a malformed member).
+
+Over 400 lines on purpose: one group module per registry group (FC-100..109).
 """
 
 import re
