@@ -140,8 +140,9 @@ class _Words:
 
 @pytest.mark.parametrize("how", INTERRUPTIONS)
 def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_path, how):
-    """FC-010 runs (and passes); FC-031's first search/code is never answered
-    (tests/hostile/interrupt.py), and while the suite waits on it, the signal."""
+    """FC-020 runs (and passes: trees only, no search: FC-010 now searches too);
+    FC-031's first search/code is never answered (tests/hostile/interrupt.py),
+    and while the suite waits on it, the signal."""
     plan = INTERRUPTIONS[how]
     words = _Words(tmp_path / "words")
     first_signal: list[float] = []
@@ -162,7 +163,7 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
     if plan["stay"]:
         opts["stay"] = "1"
     try:
-        run = harness.run_suite("interrupt", "interrupt.py", cases=("FC-010", "FC-031", "FC-032"),
+        run = harness.run_suite("interrupt", "interrupt.py", cases=("FC-020", "FC-031", "FC-032"),
                                 deadline_s=10, inactivity_s=2, opts=opts,
                                 on_started=interrupt, workdir=tmp_path)
     finally:
@@ -181,7 +182,7 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
     assert TRACEBACK not in run.output, run.describe()
     assert run.report is not None, f"{run.report_error}\n{run.describe()}"
     cases = run.cases()
-    assert cases["FC-010"]["outcome"] == "passed", run.describe()
+    assert cases["FC-020"]["outcome"] == "passed", run.describe()
     assert cases["FC-031"]["outcome"] != "passed", run.describe()
     assert cases["FC-032"]["message"] == "not run (interrupted)", run.describe()
     assert cases["FC-090"]["message"] == "not selected", run.describe()
