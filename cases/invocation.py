@@ -100,6 +100,45 @@ def quiet_interrupts() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
+# Set by the self-tests (tests/gate.py) for the adapters they start: the
+# suite gives every adapter spawn its own XDG_CACHE_HOME (FC-055), so a test
+# adapter looking there would find an empty folder and compile its modules
+# again at every one of its dozens of starts a run.
+BYTECODE_ENV = "FORGE_BYTECODE_DIR"
+
+
+def bytecode_dir() -> str | None:
+    """Where keep_bytecode caches bytecode, or None for "leave Python as it is"."""
+    if not sys.dont_write_bytecode or sys.pycache_prefix:
+        return None
+    chosen = os.environ.get("FORGE_FIXTURE_CACHE")
+    if chosen is not None and chosen.strip().lower() in ("off", "0", "no", "false", ""):
+        return None
+    pinned = os.environ.get(BYTECODE_ENV, "")
+    xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", "")
+    if os.path.isabs(pinned):
+        base, where = os.path.dirname(pinned), pinned
+    else:
+        if chosen and os.path.isabs(chosen):
+            base = chosen
+        elif os.path.isabs(xdg):
+            base = os.path.join(xdg, "forge-conformance")
+        elif os.path.isabs(home) and os.path.isdir(home):
+            base = os.path.join(home, ".cache", "forge-conformance")
+        else:
+            return None    # no private place for it (a shared temp folder is not one)
+        where = os.path.join(base, "bytecode")
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+        for level in (base, where):
+            st = os.stat(level)
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None    # not ours alone: bytecode from there would run as our code
+    except (OSError, AttributeError):
+        return None
+    return where
+
+
 def keep_bytecode() -> None:
     """Cache the bytecode of the modules this process imports from here on,
     when the environment says not to write it beside the sources
@@ -108,35 +147,15 @@ def keep_bytecode() -> None:
     self-tests a proxy per adapter start), and compiling the same sources in
     each costs tens of milliseconds of CPU every time. The bytecode goes
     under the suite's cache folder (beside the fixture cache: $XDG_CACHE_HOME
-    or ~/.cache, a folder of ours that nobody else can write), never into
-    the checkout, so the variable's intent holds. Only this process changes:
-    an adapter's environment is never touched. FORGE_FIXTURE_CACHE=off, or a
-    PYTHONPYCACHEPREFIX of the user's own, leaves Python as it is."""
-    if not sys.dont_write_bytecode or sys.pycache_prefix:
-        return
-    chosen = os.environ.get("FORGE_FIXTURE_CACHE")
-    if chosen is not None and chosen.strip().lower() in ("off", "0", "no", "false", ""):
-        return
-    xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", "")
-    if chosen and os.path.isabs(chosen):
-        base = chosen
-    elif os.path.isabs(xdg):
-        base = os.path.join(xdg, "forge-conformance")
-    elif os.path.isabs(home) and os.path.isdir(home):
-        base = os.path.join(home, ".cache", "forge-conformance")
-    else:
-        return    # no private place for it (a shared temp folder is not one)
-    where = os.path.join(base, "bytecode")
-    try:
-        os.makedirs(where, mode=0o700, exist_ok=True)
-        for level in (base, where):
-            st = os.stat(level)
-            if st.st_uid != os.getuid() or st.st_mode & 0o022:
-                return    # not ours alone: bytecode from there would run as our code
-    except (OSError, AttributeError):
-        return
-    sys.pycache_prefix = where
-    sys.dont_write_bytecode = False
+    or ~/.cache, a folder of ours that nobody else can write; or the folder
+    FORGE_BYTECODE_DIR names), never into the checkout, so the variable's
+    intent holds. Only this process changes: an adapter's environment is
+    never touched. FORGE_FIXTURE_CACHE=off, or a PYTHONPYCACHEPREFIX of the
+    user's own, leaves Python as it is."""
+    where = bytecode_dir()
+    if where is not None:
+        sys.pycache_prefix = where
+        sys.dont_write_bytecode = False
 
 
 def version() -> str:

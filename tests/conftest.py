@@ -23,6 +23,8 @@ def pytest_configure(config):
     _SESSION_TMP = tempfile.mkdtemp(prefix="forge-selftest-")
     _SAVED = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = _SESSION_TMP
+    from tests.gate import bytecode_env
+    os.environ.update(bytecode_env())   # the test adapters' bytecode, compiled once a session
 
 
 def pytest_unconfigure(config):

@@ -118,7 +118,8 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
         # A failing run keeps its failing cases' transcripts in a temp folder
         # (for an author, on purpose); here that folder is this run's, so the
         # gates, the matrix and the benchmarks leave none behind.
-        env = {**os.environ, "TMPDIR": tmp} if env is None else {"TMPDIR": tmp, **env}
+        pin = bytecode_env()
+        env = {**os.environ, **pin, "TMPDIR": tmp} if env is None else {"TMPDIR": tmp, **pin, **env}
         started = time.monotonic()
         # Output goes to files and the run is reaped with wait4, so the verdict
         # carries the CPU time of the run's whole process tree (its adapters
@@ -145,6 +146,17 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
     for case in (report or {}).get("cases", []):
         verdict.cases[case.get("id")] = case
     return verdict
+
+
+def bytecode_env() -> dict[str, str]:
+    """FORGE_BYTECODE_DIR for the test adapters a run starts: this process's
+    bytecode folder. Each spawn gets an XDG_CACHE_HOME of its own from the
+    suite, so without it every proxy of the matrix compiled its modules again
+    (about 0.1 s of CPU a spawn, 3 s a mutant run)."""
+    from cases.invocation import BYTECODE_ENV, bytecode_dir
+
+    where = os.environ.get(BYTECODE_ENV) or sys.pycache_prefix or bytecode_dir()
+    return {BYTECODE_ENV: where} if where else {}
 
 
 def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:

@@ -338,7 +338,8 @@ _KEEP = ("import sys; sys.path.insert(0, sys.argv[1]); "
 
 def _keep(tmp_path, **env):
     base = {k: v for k, v in os.environ.items()
-            if k not in ("PYTHONPYCACHEPREFIX", "FORGE_FIXTURE_CACHE", "XDG_CACHE_HOME")}
+            if k not in ("PYTHONPYCACHEPREFIX", "FORGE_FIXTURE_CACHE", "XDG_CACHE_HOME",
+                         "FORGE_BYTECODE_DIR")}
     out = subprocess.run([sys.executable, "-c", _KEEP, str(ROOT)],
                          env={**base, "PYTHONDONTWRITEBYTECODE": "1", **env},
                          capture_output=True, text=True, timeout=60)
@@ -350,6 +351,16 @@ def test_bytecode_is_kept_in_the_private_cache_when_the_environment_says_not_bes
     where = _keep(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
     assert where == str(tmp_path / "xdg" / "forge-conformance" / "bytecode")
     assert list(Path(where).rglob("formats*.pyc")), "cases/formats.py was not cached there"
+
+
+def test_bytecode_goes_where_the_self_tests_pin_it_whatever_xdg_says(tmp_path):
+    """A test adapter runs with the XDG_CACHE_HOME of its spawn (fresh each
+    time); FORGE_BYTECODE_DIR keeps its bytecode in one folder."""
+    pinned = tmp_path / "pinned" / "bytecode"
+    where = _keep(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"), FORGE_BYTECODE_DIR=str(pinned))
+    assert where == str(pinned)
+    assert list(pinned.rglob("formats*.pyc")) and not (tmp_path / "xdg").exists()
+    assert _keep(tmp_path, FORGE_BYTECODE_DIR=str(pinned), FORGE_FIXTURE_CACHE="off") == ""
 
 
 def test_bytecode_is_left_alone_when_turned_off_or_the_folder_is_not_private(tmp_path):
