@@ -21,11 +21,13 @@ from cases.monitoring import judge_own_traffic
 from cases.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
                            tree_what, try_request)
 from cases.settings import SILENCE_S
-from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
+from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
                              VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
 from wire.messages import Blob, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
+# the two streams of FC-120: different terms, different files (none is cut by its limit)
+STREAM_TERMS = (TERM_MANY_ALPHA, TERM_SEVERAL)
 RUN_ORDER = ("FC-120", "FC-121", "FC-123", "FC-124", "FC-122")
 
 
@@ -64,10 +66,12 @@ def tree_paths(result):
 
 @case("FC-120")
 def test_requests_in_flight_at_once(adapter, fx):
-    """A streaming search, the slow tree of wide, the tree of alpha and three
-    blobs written back to back, before any reply: each is answered exactly
-    once, under its own id (in any order), with what the same request answers
-    alone (each tree lists the paths of the repository it asked for). An
+    """Two streaming searches (different terms), the slow tree of wide, the
+    tree of alpha and three blobs written back to back, before any reply:
+    each is answered exactly once, under its own id (in any order), with what
+    the same request answers alone (each tree lists the paths of the
+    repository it asked for; each stream's $/partial batches carry the files
+    its own term finds, so batches sent under the other stream's id show). An
     error reply (a backend that throttles requests in flight, §6.2) says
     nothing about routing: it is left out of the comparison, and the case
     skips when every reply in flight was one.
@@ -80,15 +84,15 @@ def test_requests_in_flight_at_once(adapter, fx):
     asks = [("repo/tree", {"repo": fx.repo(WIDE), "ref": None}),
             ("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})]
     asks += [("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[p]}) for p in BLOB_PATHS]
-    streaming = adapter.caps.code_search
     mark = adapter.transcript.mark()
-    search = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True}) \
-        if streaming else None
+    # two streams in flight together: a batch routed to the other one shows in its files
+    streams = [adapter.call("search/code", {"q": term, "limit": 500, "partial": True})
+               for term in STREAM_TERMS] if adapter.caps.code_search else []
     calls = [adapter.call(method, params) for method, params in asks]
-    for call in ([search] if search else []) + calls:
+    for call in streams + calls:
         call.wait()
     counts = replies_per_id(adapter, mark)
-    together = [c for c in ([search] if search else []) + calls]
+    together = streams + calls
     twice = [f"{c.method} #{c.id} answered {counts.get(c.id, 0)} times" for c in together
              if counts.get(c.id, 0) > 1]
     fc_assert(not twice, expected="one reply per request", got=listing(twice),
@@ -116,19 +120,27 @@ def test_requests_in_flight_at_once(adapter, fx):
     fc_assert(not differ, expected="each reply as the same request answers alone",
               got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
     errors = [f"{c.method} #{c.id}: {c.error.message!r}" for c in calls if c.outcome == "error"]
-    need(judged or (search is not None and search.outcome == "result"),
+    answered = [s for s in streams if s.outcome == "result"]
+    need(judged or answered,
          f"no reply in flight could be compared with the same request alone (errors in "
          f"flight: {listing(errors, 3) or 'none'}; the others failed alone)")
-    if search is not None and search.outcome == "result":
-        hits = streamed(search)
-        alone = adapter.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True})
+    crossed = []
+    for stream, term in zip(streams, STREAM_TERMS):
+        if stream.outcome != "result":
+            continue
+        alone = adapter.call("search/code", {"q": term, "limit": 500, "partial": True})
         alone.result()
         want = streamed(alone)
-        need(want, f"the streamed search/code {TERM_MANY_ALPHA!r} found nothing alone",
+        need(want, f"the streamed search/code {term!r} found nothing alone",
              owner("streamed hits are"))
-        fc_assert(hits == want, expected=f"the {len(want)} files it streams alone",
-                  got=f"missing {listing(want - hits) or 'none'}; extra {listing(hits - want) or 'none'}",
-                  why="a stream in flight beside other requests carries its own hits")
+        hits = streamed(stream)
+        if hits != want:
+            crossed.append(f"search/code {term!r} #{stream.id}: missing "
+                           f"{listing(want - hits, 3) or 'none'}; extra {listing(hits - want, 3) or 'none'}")
+    fc_assert(not crossed, expected="each stream's batches carry the files it streams alone",
+              got=listing(crossed, 2),
+              why="a stream in flight beside other requests (another stream among them) "
+                  "carries its own hits, under its own id")
 
 
 NO_CACHE = ("cache_dir", "cache_bytes")   # the v1.6 host's first initialize had neither

@@ -636,3 +636,4 @@ from tests.adapters import mutants_paths_h  # noqa: E402,F401  (the review's sea
 from tests.adapters import mutants_paths_d  # noqa: E402,F401  (refs/log/blame round trips, issue 11)
 from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
 from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
+from tests.adapters import mutants_paths_j  # noqa: E402,F401  (two requests of a kind in flight)
