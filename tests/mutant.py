@@ -18,9 +18,49 @@ from cases.invocation import keep_bytecode  # noqa: E402  (os and sys only)
 
 keep_bytecode()   # started dozens of times a run: its modules compile once
 
-from tests.adapters.controls import CONTROLS  # noqa: E402
-from tests.adapters.mutants import MUTANTS  # noqa: E402
-from tests.adapters.proxy import main  # noqa: E402
+INDEX = Path(__file__).resolve().parent / "adapters" / "INDEX.txt"
+
+
+def _tables():
+    from tests.adapters.controls import CONTROLS
+    from tests.adapters.mutants import MUTANTS
+    return MUTANTS, CONTROLS
+
+
+def load(switch: str, *, fall_back: bool = True):
+    """The Variant of ``switch``, importing only the module that defines it
+    (tests/adapters/INDEX.txt) when the index knows it, else (``fall_back``)
+    every module of the tables."""
+    import importlib
+
+    import tests.adapters as package
+
+    module = None
+    try:
+        for line in INDEX.read_text(encoding="utf-8").splitlines():
+            words = line.split()
+            if len(words) == 2 and words[0] == switch:
+                module = words[1]
+    except OSError:
+        pass
+    if module is not None:
+        package.FULL_TABLES = False
+        try:
+            importlib.import_module(module)
+            mutants, controls = _tables()
+        finally:
+            package.FULL_TABLES = True
+        entry = mutants.get(switch) or controls.get(switch)
+        if entry is not None and entry.hooks.__module__ == module:
+            return entry
+    if not fall_back:
+        return None
+    # a stale index: every module that registers into the tables
+    for path in sorted(INDEX.parent.glob("*.py")):
+        if path.stem.startswith(("mutants", "controls")):
+            importlib.import_module(f"tests.adapters.{path.stem}")
+    mutants, controls = _tables()
+    return mutants.get(switch) or controls.get(switch)
 
 
 def usage() -> int:
@@ -31,6 +71,7 @@ def usage() -> int:
 if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["--list"]:
+        MUTANTS, CONTROLS = _tables()
         for m in MUTANTS.values():
             print(f"{m.switch:28} fails {', '.join(sorted(m.expected)):18} {m.description}")
         for c in CONTROLS.values():
@@ -41,7 +82,8 @@ if __name__ == "__main__":
         for path in update():
             print(f"updated {path}")
         sys.exit(0)
-    if not args or args[0] not in {**MUTANTS, **CONTROLS}:
+    entry = load(args[0]) if args and not args[0].startswith("-") else None
+    if entry is None:
         sys.exit(usage())
-    entry = MUTANTS.get(args[0]) or CONTROLS[args[0]]
+    from tests.adapters.proxy import main
     main(entry.hooks(), args[1:])

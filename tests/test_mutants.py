@@ -85,6 +85,44 @@ def test_mutants_txt_is_generated():
         "tests/MUTANTS.txt is stale: run `python3 tests/mutant.py --update-wording`"
 
 
+def test_index_is_generated():
+    """tests/adapters/INDEX.txt names each switch's module (`python3 tests/mutant.py --update-wording`)."""
+    from tests.adapters import wording
+
+    assert wording.INDEX_TXT.read_text(encoding="utf-8") == wording.index_txt(), \
+        "tests/adapters/INDEX.txt is stale: run `python3 tests/mutant.py --update-wording`"
+
+
+def test_each_switch_loads_from_its_own_module_alone():
+    """What tests/mutant.py loads from one module alone (FULL_TABLES off) is
+    the switch of the full tables: same hooks class, same expectations."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.adapters.controls import CONTROLS
+
+    full = {v.switch: v for table in (MUTANTS, CONTROLS) for v in table.values()}
+    modules = sorted({v.hooks.__module__ for v in full.values()})
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); from tests.mutant import load\n"
+             "out = {}\n"
+             "for s in sys.argv[2:]:\n"
+             "    v = load(s, fall_back=False)\n"
+             "    out[s] = None if v is None else [v.hooks.__qualname__, sorted(v.expected), sorted(v.warns)]\n"
+             "print(json.dumps(out))")
+    wrong = {}
+    for module in modules:
+        switches = sorted(s for s, v in full.items() if v.hooks.__module__ == module)
+        done = subprocess.run([sys.executable, "-S", "-c", probe, str(gate.REPO), *switches],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        for switch, got in json.loads(done.stdout).items():
+            v = full[switch]
+            if got != [v.hooks.__qualname__, sorted(v.expected), sorted(v.warns)]:
+                wrong[switch] = (module, got)
+    assert not wrong, f"switches that do not load alone from their module: {wrong}"
+
+
 # ---------------------------------------------------------------- the proxy itself
 # The matrix trusts the proxy to change one behaviour and nothing else; these
 # check its plumbing directly, without the suite.

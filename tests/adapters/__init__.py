@@ -12,3 +12,10 @@ Every one is the reference adapter (vendor/fs_provider.py) behind a proxy
 
 Run one with ``python3 tests/mutant.py <switch> <fixture-dir>``.
 """
+
+# Whether importing mutants.py or controls.py also imports every module that
+# registers into their tables (the default: --list, the matrix, wording).
+# tests/mutant.py turns it off to load only the module that defines the
+# switch it runs (tests/adapters/INDEX.txt): a test adapter starts dozens of
+# times a run, and the other modules' imports were a third of its start.
+FULL_TABLES = True

@@ -177,21 +177,26 @@ class GitBlobIds(GitIds):
     """Blob ids are git's (sha1 of "blob <len>\\0" + bytes) instead of sha256."""
 
 
-from tests.adapters import controls_v16  # noqa: E402,F401  (registers the v1.6 controls)
+# The modules that register into this table too (skipped when tests/mutant.py
+# loads one switch's module alone: tests/adapters/__init__.py FULL_TABLES).
+import tests.adapters as _package  # noqa: E402
 
-# Deep controls the suite now passes are promoted where they are written
-# (tests/adapters/controls_deep.py, ``@promoted``): importing it registers them here.
-from tests.adapters import controls_deep  # noqa: E402,F401
+if _package.FULL_TABLES:
+    from tests.adapters import controls_v16  # noqa: E402,F401  (registers the v1.6 controls)
 
-# The deep controls the suite now passes register themselves here (kept, in
-# tests/adapters/controls_deep.py beside the others).
-from tests.adapters import controls_deep as _kept  # noqa: E402,F401
-from tests.adapters import mutants_paths_f as _paths_f  # noqa: E402,F401  (its control: rate-limited-in-flight)
+    # Deep controls the suite now passes are promoted where they are written
+    # (tests/adapters/controls_deep.py, ``@promoted``): importing it registers them here.
+    from tests.adapters import controls_deep  # noqa: E402,F401
 
-# The control beside the errors and lifecycle mutants (it registers here too):
-from tests.adapters import mutants_paths_i as _beside_mutants  # noqa: E402,F401
-# Controls of the review's search, listing and icon paths live beside their
-# mutants (tests/adapters/mutants_paths_h.py, which mutants.py imports last).
-from tests.adapters import mutants as _with_paths_h  # noqa: E402,F401
-from tests.adapters import mutants_paths_d  # noqa: E402,F401  (opaque commit ids)
-from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
+    # The deep controls the suite now passes register themselves here (kept, in
+    # tests/adapters/controls_deep.py beside the others).
+    from tests.adapters import controls_deep as _kept  # noqa: E402,F401
+    from tests.adapters import mutants_paths_f as _paths_f  # noqa: E402,F401  (its control: rate-limited-in-flight)
+
+    # The control beside the errors and lifecycle mutants (it registers here too):
+    from tests.adapters import mutants_paths_i as _beside_mutants  # noqa: E402,F401
+    # Controls of the review's search, listing and icon paths live beside their
+    # mutants (tests/adapters/mutants_paths_h.py, which mutants.py imports last).
+    from tests.adapters import mutants as _with_paths_h  # noqa: E402,F401
+    from tests.adapters import mutants_paths_d  # noqa: E402,F401  (opaque commit ids)
+    from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
