@@ -27,7 +27,7 @@ from cases.gitfacts import git_all_commits, git_commit, git_text, git_tip, unkno
 from cases.patchfacts import patch_content_problem
 from cases.replies import expect_error
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
-                             VCS_RENAMED)
+                             VCS_RENAMED, VCS_THREE_COMMITS)
 from wire.messages import COMMIT_STATUSES
 
 SPEC = "§Methods repo/commit (v1.6)"
@@ -371,22 +371,35 @@ def test_counts(adapter, fx):
 
 @case("FC-108")
 def test_unknown_commit(adapter, fx):
-    """repo/commit of a 40-hex id naming no object, of a 12-hex abbreviation
-    no object starts with, and of a name that is no ref, is an error
-    (not_found preferred: another or no kind warns).
+    """repo/commit is an error (not_found preferred: another or no kind
+    warns) for: a 40-hex id naming no object; its abbreviations no object
+    starts with, at git's 7-digit short length and at 12; a name that is no
+    ref; the id of an object that is not a commit (a blob and a tree of the
+    tip); and a real commit id of vcs asked of a repository that does not
+    exist (commits looked up by id alone answer it).
 
     Falsified by: unknown-commit-tip: repo/commit of an unknown sha answers the default branch's
     tip.
     """
     require_commit(adapter, fx)
     unknown = unknown_commit_id(fx)
-    asks = [unknown, "forge-conformance-no-such-commit"]
-    # an abbreviated spelling no object starts with (the short ids a host asks back)
-    asks += [unknown[:n] for n in (12,) if not git_text(fx, "rev-parse",
-                                                       f"--disambiguate={unknown[:n]}").strip()]
-    for sha in asks:
-        what = f"repo/commit of the unknown sha {sha}"
-        err = expect_error(adapter, "repo/commit", {"repo": fx.repo(VCS), "sha": sha}, what=what)
+    vcs, tip = fx.repo(VCS), git_tip(fx)
+    asks = [(vcs, unknown, "an id naming no object"),
+            (vcs, "forge-conformance-no-such-commit", "a name that is no ref")]
+    # abbreviated spellings no object starts with (git's %h length, and longer)
+    asks += [(vcs, unknown[:n], f"a {n}-hex abbreviation no object starts with")
+             for n in (7, 12)
+             if not git_text(fx, "rev-parse", f"--disambiguate={unknown[:n]}").strip()]
+    # objects that exist but are no commit: what answers them checked existence only
+    asks += [(vcs, git_text(fx, "rev-parse", spec).strip(), what) for spec, what in
+             ((f"{tip}:{VCS_THREE_COMMITS}", f"the blob id of {VCS_THREE_COMMITS} (no commit)"),
+              (f"{tip}^{{tree}}", "the tip's tree id (no commit)"))]
+    asks.append((f"{fx.org}/no-such-repo-fc108", tip,
+                 "the tip's commit id asked of a repository that does not exist"))
+    for repo, sha, why in asks:
+        params = {"repo": repo, "sha": sha}
+        what = f"repo/commit {show(params)} ({why})"
+        err = expect_error(adapter, "repo/commit", params, what=what)
         if err.raw_kind != "not_found":
             warn(f"{what}: kind {show(err.raw_kind)} (not_found preferred); message "
                  f"{err.message!r}")

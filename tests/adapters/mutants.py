@@ -642,3 +642,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
     from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
     from tests.adapters import mutants_paths_j  # noqa: E402,F401  (two requests of a kind in flight)
+    from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals, review C)
