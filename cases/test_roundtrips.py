@@ -11,6 +11,7 @@ git is missing.
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip
 from cases.commit_ids import refs_round_trips, resolve
+from cases.commitfacts import ask, resolves_to
 from cases.formats import b64_loose
 from cases.gitfacts import (blame_telling_file, git_all_commits, git_blame, git_log, git_paths,
                             git_show)
@@ -158,7 +159,10 @@ def test_log_shas_as_refs(adapter, fx):
     """Every commit id repo/log lists for a file is accepted back as a ref:
     repo/blob_at of that file at each id serves git's bytes at that commit,
     and repo/tree at each id (when refs is declared) is that commit's tree
-    (a slip its tree at the default branch shows too is coverage: FC-020's).
+    (a slip its tree at the default branch shows too is coverage: FC-020's);
+    and, when commit is declared, as repo/commit's sha (§3.7 MUST): an id
+    spelled otherwise than git's full id (the full ids are FC-100's) is
+    answered with that commit (its message and author date).
     The ids are opaque: each is judged at the commit it resolves to
     (cases.commit_ids: as git spells ids, else back through repo/log).
 
@@ -193,6 +197,8 @@ def test_log_shas_as_refs(adapter, fx):
             fc_assert(got == want, expected=f"{path} as git has it at {commit[:12]}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
                       why="a commit id from repo/log is accepted back as a ref")
+            if adapter.caps.commit and spelled != commit:
+                judge_commit_of(adapter, fx, spelled, commit, f"repo/log of {path}")
             if adapter.caps.refs:
                 listed = set(by_path(tree(adapter, fx, VCS, spelled).model))
                 want_paths, telling, elsewhere = telling_paths(fx, commit)
@@ -209,6 +215,25 @@ def test_log_shas_as_refs(adapter, fx):
                           f"{listing(extra) or 'none'}",
                           why="a commit id from repo/log is accepted back as repo/tree's ref")
     need(judged, "repo/log listed no commit", owner("log replies are"))
+
+
+def judge_commit_of(adapter, fx, spelled: str, commit: str, listed_by: str) -> None:
+    """repo/commit of the id ``spelled`` (listed by ``listed_by``) answers
+    git's commit ``commit``: a result whose message and author date are that
+    commit's (the reply's other members are the commit cases')."""
+    params = {"repo": fx.repo(VCS), "sha": spelled}
+    asked = ask(adapter, fx, spelled)
+    if asked.commit is None:
+        got = (f"error {asked.error.message!r} (kind {show(asked.error.raw_kind)})"
+               if asked.error is not None else f"a result {show(asked.result, 60)}")
+        fc_assert(False, expected=f"the commit {commit[:12]}", got=got,
+                  why=f"{listed_by} listed {spelled!r}: every sha repo/log lists is accepted "
+                      f"back as repo/commit's sha (repo/commit {show(params)}; an adapter "
+                      f"that takes only full ids must list full ids)")
+    fc_assert(resolves_to(adapter, fx, spelled, commit), expected=f"the commit {commit[:12]}",
+              got=f"a commit with sha {show(asked.commit.sha)} and another message or date",
+              why=f"{listed_by} listed {spelled!r}, which names {commit[:12]}: "
+                  f"repo/commit {show(params)} answers that commit")
 
 
 def telling_paths(fx, commit: str) -> tuple[set[str], set[str], set[str]]:

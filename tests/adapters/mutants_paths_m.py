@@ -1,9 +1,10 @@
 """Path mutants, part m: repo/commit asked what it must refuse, where
 FC-108 did not ask before (found by an adversarial review of the commits
 group): git's 7-digit short length, the id of an object that is no commit,
-and a real commit id asked of a repository that does not exist.
+and a real commit id asked of a repository that does not exist; and a log
+id it must accept back (FC-132).
 
-Each fails exactly FC-108 (written like tests/adapters/mutants_deep.py: a
+Each fails exactly its case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
 "Hides on:").
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 import re
 import subprocess
 
+from tests.adapters.controls_deep import ShortCommitIdsRefused, shorten
 from tests.adapters.hooks import fixture_repos, is_git, repo_name
 from tests.adapters.mutants_deep import promoted
-from tests.adapters.proxy import Hooks
+from tests.adapters.proxy import Hooks, result_of
 
 HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 RULE = ('§3.12/§6.2: repo/commit of a sha that names no commit of the repository is an error '
@@ -96,4 +98,27 @@ class CommitOfAnyRepo(Hooks):
                 org = repo.split("/", 1)[0] if "/" in repo else "local"
                 msg["params"]["repo"] = f"{org}/{name}"
                 break
+        return msg
+
+
+@promoted("log-short-ids-commit-refuses", "FC-132",
+          '§3.7: "MUST Every sha listed is accepted back as a ref and (if commit is declared) as '
+          'repo/commit\'s sha"')
+class LogShortIdsCommitRefuses(ShortCommitIdsRefused):
+    """repo/log lists 12-hex abbreviations, which repo/commit refuses (it takes full ids only).
+
+    Each half alone is legal (the controls abbreviated-commit-ids and
+    short-commit-ids-refused); together a listed id is not accepted back.
+
+    Hides on: log ids asked back as repo/commit's sha; the commit cases ask
+    git's full ids (an abbreviation may be refused), FC-132 asked log ids
+    back through blob_at and tree only.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/log" and result is not None:
+            for row in result.get("items") or []:
+                if isinstance(row, dict):
+                    row["sha"] = shorten(row.get("sha"))
         return msg
