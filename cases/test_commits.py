@@ -20,10 +20,12 @@ Over 400 lines on purpose: one group module per registry group (FC-100..109).
 import re
 
 from cases.api import case, fc_assert, listing, need, owner, show, warn
+from cases.commit_ids import refs_round_trips
 from cases.commitfacts import (abbreviated, ask, canonical, need_files, patch_counts,
                                patch_problem, require_commit, resolves_to)
 from cases.formats import instant
-from cases.gitfacts import git_all_commits, git_commit, git_text, git_tip, unknown_commit_id
+from cases.gitfacts import (git_all_commits, git_commit, git_ref_commit, git_refs, git_text, git_tip,
+                             unknown_commit_id)
 from cases.patchfacts import patch_content_problem
 from cases.replies import expect_error
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
@@ -112,20 +114,15 @@ def test_commit_identity(adapter, fx):
     """Each commit reply names that commit: sha is its full id (a shorter
     spelling that resolves warns; another string must resolve to it),
     parents (when given) are git's parents in order, first parent first, []
-    for the root, and date is git's author-date instant.
+    for the root, and date is git's author-date instant. Asked by a branch or
+    tag name, or by a sha repo/refs lists (commit-ish: refusing one warns),
+    the reply's sha names the commit git resolves that to.
 
     Falsified by: merge-parents-reversed: A merge's parents are listed second parent first.
     """
     require_commit(adapter, fx)
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        spelled = commit.sha
-        if isinstance(spelled, str) and spelled != sha:
-            if len(spelled) >= 4 and sha.startswith(spelled):
-                warn(f"{what}: sha {spelled!r} is a shorter spelling of the full id")
-            else:
-                fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
-                          got=f"sha {show(spelled)}, which does not resolve to that commit",
-                          why="a commit reply's sha names the commit asked for")
+        judge_reply_sha(adapter, fx, what, commit.sha, sha)
         if isinstance(result.get("parents"), list):   # parents are optional: judged when given
             parents = commit.parents
             ok = len(parents) == len(git.parents) and all(
@@ -137,6 +134,47 @@ def test_commit_identity(adapter, fx):
         if when is not None:
             fc_assert(when == git.date, expected=f"{git.date.isoformat()} for {what}",
                       got=f"date {commit.date!r}", why="date is the commit's author date")
+
+
+    # Names and the ids repo/refs lists: commit-ish a host may ask (§3.12 SHOULD
+    # accept); refusing one warns, a reply names the commit git resolves it to.
+    refused = []
+    for spelled, (sha, named) in commit_ish(adapter, fx).items():
+        asked = ask(adapter, fx, spelled)
+        if asked.commit is None:
+            refused.append(spelled)
+            continue
+        judge_reply_sha(adapter, fx, f"repo/commit {show({'repo': fx.repo(VCS), 'sha': spelled})} "
+                        f"({named}, commit {short(sha)})", asked.commit.sha, sha)
+    if refused:
+        warn(f"repo/commit refused the commit-ish {listing(refused)} (SHOULD accept any "
+             f"commit-ish the backend resolves)")
+
+
+def commit_ish(adapter, fx) -> dict[str, tuple[str, str]]:
+    """Spelling -> (git's commit it names, what it is): every branch and tag
+    name of vcs, and every sha repo/refs lists (when refs is declared), but
+    no spelling of a commit id (those are each_commit's)."""
+    out = {name: (commit, f"the {label} {name}")
+           for kind, label in (("heads", "branch"), ("tags", "tag"))
+           for name in git_refs(fx, kind)
+           if (commit := git_ref_commit(fx, kind, name))}
+    if adapter.caps.refs:
+        out.update({s: v for s, v in refs_round_trips(adapter, fx).items() if s not in out})
+    return {s: v for s, v in out.items() if not v[0].startswith(s)}
+
+
+def judge_reply_sha(adapter, fx, what: str, spelled, sha: str) -> None:
+    """A commit reply's sha is the full id of ``sha`` (a shorter spelling of it
+    warns; another string must resolve to it)."""
+    if not isinstance(spelled, str) or spelled == sha:
+        return   # a sha that is no string is FC-100's
+    if len(spelled) >= 4 and sha.startswith(spelled):
+        warn(f"{what}: sha {spelled!r} is a shorter spelling of the full id")
+        return
+    fc_assert(resolves_to(adapter, fx, spelled, sha), expected=f"sha {sha}",
+              got=f"sha {show(spelled)}, which does not resolve to that commit",
+              why=f"{what}: a commit reply's sha names the commit asked for")
 
 
 @case("FC-102")

@@ -1,8 +1,9 @@
 """Path mutants, part m: repo/commit asked what it must refuse, where
 FC-108 did not ask before (found by an adversarial review of the commits
 group): git's 7-digit short length, the id of an object that is no commit,
-and a real commit id asked of a repository that does not exist; and a log
-id it must accept back (FC-132).
+and a real commit id asked of a repository that does not exist; a log id
+it must accept back (FC-132); and commit-ish names it must resolve right
+(FC-101).
 
 Each fails exactly its case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
@@ -121,4 +122,25 @@ class LogShortIdsCommitRefuses(ShortCommitIdsRefused):
             for row in result.get("items") or []:
                 if isinstance(row, dict):
                     row["sha"] = shorten(row.get("sha"))
+        return msg
+
+
+@promoted("commit-ish-answers-tip", "FC-101",
+          '§3.12: "sha: the resolved (full) commit id"; RULINGS: a commit is judged by what it '
+          'resolves to')
+class CommitIshAnswersTip(Hooks):
+    """repo/commit of a branch or tag name, or of an annotated tag's id, answers the default branch's tip.
+
+    Hides on: commit-ish that are no spelling of a commit id; the commit
+    cases asked git's full and abbreviated ids, and "main" is the tip anyway.
+    """
+
+    def request(self, proxy, req, msg):
+        sha = req.params.get("sha")
+        if req.method != "repo/commit" or not isinstance(sha, str) or not sha \
+                or not is_git(proxy, req.params.get("repo")):
+            return msg
+        commit = git(proxy, req.params["repo"], "rev-parse", "--verify", "-q", f"{sha}^{{commit}}")
+        if commit and not commit.lower().startswith(sha.lower()):
+            msg["params"]["sha"] = "HEAD"
         return msg
