@@ -35,18 +35,25 @@ def problems_text(problems):
     return listing((f"{p or '(top level)'}: {m}" for p, m in problems), 3)
 
 
+# How an id is asked back: the cheapest method naming a repository, and the
+# one the host sends when a picked repository is opened.
+ASKED_BACK = (("repo/clone_url", {}), ("repo/tree", {"ref": None}))
+
+
 def accepted_back(adapter, fx, repo_id):
     """None when ``repo_id`` (an id the adapter emitted) is served back, else
-    why not: repo/clone_url of it (the cheapest method naming a repository)
-    must answer a result. Any error refuses the id, whatever its kind or
-    none (§1.1 MUST accept back every id emitted); a fault repo's own error
-    is fine (RULINGS "Fault repos")."""
-    result, err = try_request(adapter, "repo/clone_url", {"repo": repo_id})
-    if err is not None and repo_id not in {fx.repo(name) for name in faults(fx)}:
-        kind = f"kind {err.raw_kind!r}" if err.raw_kind is not None else "no kind"
-        return f"{repo_id}: repo/clone_url answered an error ({kind}, {err.message!r})"
-    if err is None and not isinstance(result, dict):
-        return f"{repo_id}: repo/clone_url answered {show(result, 40)}"
+    why not: repo/clone_url and repo/tree (ref null) of it must each answer
+    a result object. Any error refuses the id, whatever its kind or none
+    (§1.1 MUST accept back every id emitted); a fault repo's own error is
+    fine (RULINGS "Fault repos")."""
+    fault = repo_id in {fx.repo(name) for name in faults(fx)}
+    for method, extra in ASKED_BACK:
+        result, err = try_request(adapter, method, {"repo": repo_id, **extra})
+        if err is not None and not fault:
+            kind = f"kind {err.raw_kind!r}" if err.raw_kind is not None else "no kind"
+            return f"{repo_id}: {method} answered an error ({kind}, {err.message!r})"
+        if err is None and not isinstance(result, dict):
+            return f"{repo_id}: {method} answered {show(result, 40)}"
     return None
 
 
@@ -59,8 +66,9 @@ def require_orgs(adapter):
 def test_search_repos(adapter, fx):
     """search/repos by each fixture repository's name answers items that are
     objects with a string full_name or org, the repository among them as
-    <org>/<name>; every repository id it lists is accepted back (by
-    repo/clone_url).
+    <org>/<name>; every repository id it lists, for those queries and for
+    the empty query and part of a name (the pick popup as the user types), is
+    accepted back (by repo/clone_url and repo/tree).
 
     Falsified by: search-repos-prefix-only: search/repos matches only ids that start with the query
     (so a bare name finds nothing).
@@ -79,6 +87,14 @@ def test_search_repos(adapter, fx):
                   got=f"full_name {listing(names) or 'none'}",
                   why="the fixture's repositories are found by name")
         emitted += [n for n in names if n not in emitted]
+    # what the host's pick popup sends as the user types: nothing yet, part of a name
+    for query in ("", min(served(fx).values(), key=len)[1:]):
+        result, err = try_request(adapter, "search/repos", {"query": query})
+        if err is None:   # refusing a loose query is not this rule's business
+            items = read(result, SearchRepos).model
+            emitted += [i.full_name for i in (items.items if items else ())
+                        if isinstance(i, RepoItem) and isinstance(i.full_name, str)
+                        and i.full_name not in emitted]
     malformed = [n for n in emitted if not re.fullmatch(r"[^/]+(/[^/]+)+", n)]
     fc_assert(not malformed, expected="ids of the form <org>/<name>", got=listing(malformed),
               why="repository ids are <org>/<name>")

@@ -643,3 +643,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
     from tests.adapters import mutants_paths_j  # noqa: E402,F401  (two requests of a kind in flight)
     from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals, review C)
+    from tests.adapters import mutants_paths_n  # noqa: E402,F401  (listed ids served back, review C)
