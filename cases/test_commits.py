@@ -373,7 +373,9 @@ def test_metadata_only_and_binary(adapter, fx):
 def test_counts(adapter, fx):
     """additions/deletions, when given beside a patch, equal its '+' and '-'
     lines; counts never stand in for unknown ones: no zeros for the binary
-    change, nor for a change git counts lines in whose patch is not given.
+    change, nor for a change git counts lines in whose patch is not given;
+    both given without a patch differ by the change in the file's line count
+    (what any line diff of it gives).
 
     Falsified by: binary-zero-counts: Binary files report additions 0 and deletions 0 (counts
     unknown, reported as zero).
@@ -404,6 +406,18 @@ def test_counts(adapter, fx):
                           f"additions {change.additions}, deletions {change.deletions}, or none",
                           got=f"additions {show(adds)}, deletions {show(dels)}",
                           why=f"{what} {path}: unknown counts are left out, never zero")
+                # Any line diff of the change adds and removes lines that differ
+                # by the change in the file's line count (git's numstat gives it),
+                # whatever diff algorithm chose the lines.
+                if not change.binary and isinstance(adds, int) and isinstance(dels, int) \
+                        and change.additions is not None and change.deletions is not None:
+                    delta = change.additions - change.deletions
+                    fc_assert(adds - dels == delta,
+                              expected=f"additions - deletions = {delta} (git: +{change.additions} "
+                              f"-{change.deletions})",
+                              got=f"additions {adds}, deletions {dels} (no patch given)",
+                              why=f"{what} {path}: counts are the change's lines (a zero standing "
+                                  f"in for an unknown count?)")
     need(judged, "no file of any commit carried counts", None)
 
 

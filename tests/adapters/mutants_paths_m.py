@@ -3,7 +3,7 @@ FC-108 did not ask before (found by an adversarial review of the commits
 group): git's 7-digit short length, the id of an object that is no commit,
 and a real commit id asked of a repository that does not exist; a log id
 it must accept back (FC-132); and commit-ish names it must resolve right
-(FC-101).
+(FC-101); counts standing in for unknown ones (FC-107).
 
 Each fails exactly its case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
@@ -18,6 +18,7 @@ import subprocess
 from tests.adapters.controls_deep import ShortCommitIdsRefused, shorten
 from tests.adapters.hooks import fixture_repos, is_git, repo_name
 from tests.adapters.mutants_deep import promoted
+from tests.adapters.mutants_v16 import CommitReply, commit_files
 from tests.adapters.proxy import Hooks, result_of
 
 HEX = re.compile(r"[0-9a-fA-F]{4,40}")
@@ -144,3 +145,22 @@ class CommitIshAnswersTip(Hooks):
         if commit and not commit.lower().startswith(sha.lower()):
             msg["params"]["sha"] = "HEAD"
         return msg
+
+
+@promoted("counts-zero-without-patch", "FC-107",
+          '§3.12: "MUST NOT Report missing counts as zero"')
+class CountsZeroWithoutPatch(CommitReply):
+    """A text change whose patch is left out (unavailable) reports deletions 0 although lines were removed (the additions stay right).
+
+    Hides on: one zero beside a true count without a patch; FC-107 compared
+    counts with the patch when one was sent and, without one, failed only
+    two zeros.
+    """
+
+    def edit(self, proxy, req, result):
+        for f in commit_files(result):
+            if isinstance(f.get("patch"), str) and f["patch"] and \
+                    isinstance(f.get("deletions"), int) and f["deletions"] > 0 and \
+                    isinstance(f.get("additions"), int) and f["additions"] > 0:
+                del f["patch"]
+                f["deletions"] = 0
