@@ -18,8 +18,8 @@ from cases.api import case, fc_assert, fail, listing, need, owner, show, skip, w
 from cases.facts import disk_blobs, faults, served
 from cases.formats import basic_instant, instant
 from cases.replies import read_reply, try_request
-from fixture.catalog import (ALPHA, BETA, TERM_LINE_PATH, VCS, VCS_DEFAULT_BRANCH,
-                             VCS_FEATURE_BRANCH)
+from fixture.catalog import (ALPHA, ALPHA_ESCAPE_PATHS, BETA, TERM_LINE_PATH, VCS,
+                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS)
 from wire.messages import CloneUrl, OrgRepos, OrgUrl, RepoItem, SearchRepos, WebUrl, read
 
 GIT_CLONE_TIMEOUT_S = 60
@@ -271,16 +271,19 @@ def test_clone_url(adapter, fx):
 def test_web_url(adapter, fx):
     """repo/web_url answers a non-empty string for a file, a directory and the
     root (path "", branch "", line null, with the host's is_file) of every
-    fixture repository (plain directories and the git repo alike); a line
+    fixture repository (plain directories and the git repo alike), for a
+    file of vcs at each branch the host browses, and for each URL-hostile
+    file name of alpha; a line
     anchor for a file and a range anchor should change the URL (warnings).
 
     Falsified by: web-url-root-refused: repo/web_url of the repository root (path "") answers an
     error.
     """
-    def url_of(path, is_file, line=None, end_line=None, repo=fx.repo(ALPHA)):
-        params = {"repo": repo, "path": path, "branch": "", "line": line, "end_line": end_line,
+    def url_of(path, is_file, line=None, end_line=None, repo=fx.repo(ALPHA), branch=""):
+        params = {"repo": repo, "path": path, "branch": branch, "line": line, "end_line": end_line,
                   "is_file": is_file}
-        what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "")
+        what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "") \
+            + (f" at branch {branch!r}" if branch else "")
         result, err = try_request(adapter, "repo/web_url", params)
         if err is not None:   # refused because of the host's is_file? that is FC-053's
             bare_params = {k: v for k, v in params.items() if k != "is_file"}
@@ -311,6 +314,12 @@ def test_web_url(adapter, fx):
         if nested:
             url_of(nested[0], True, repo=fx.repo(name))
             url_of(nested[0].rsplit("/", 1)[0], False, repo=fx.repo(name))
+    # the branch the host browses (it sends the tree's branch), and names a URL must escape
+    if fx.vcs_built:
+        for branch in (VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH):
+            url_of(VCS_THREE_COMMITS, True, repo=fx.repo(VCS), branch=branch)
+    for path in ALPHA_ESCAPE_PATHS:
+        url_of(path, True)
 
 
 @case("FC-115")

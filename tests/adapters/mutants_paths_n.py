@@ -1,7 +1,8 @@
 """Path mutants, part n: repository ids a listing emits that are not served
 back, on paths FC-110 and FC-111 did not take before (found by an
 adversarial review of the listings group): ids accepted by repo/clone_url
-alone, and ids listed only for a loose query.
+alone, and ids listed only for a loose query; and repo/web_url refused at a
+branch or for a URL-hostile name (FC-114).
 
 Each fails exactly its case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
@@ -82,4 +83,39 @@ class OrgReposCloneOnlyName(CloneUrlTakesDotGit):
         repos = result.get("repos") or []
         result["repos"] = repos + [f"{n}.git" for n in repos
                                    if isinstance(n, str) and is_git(proxy, n)]
+        return msg
+
+
+WEB_URL_RULE = '§3.10: repo/web_url "Result: {"url": <string>} (required)"'
+
+
+@promoted("web-url-branch-refused", "FC-114", WEB_URL_RULE)
+class WebUrlBranchRefused(Hooks):
+    """repo/web_url answers an error whenever branch names a revision (anything but "").
+
+    Hides on: a branch in the request; FC-114 sent branch "" (unknown)
+    only, the host sends the branch being browsed.
+    """
+
+    def request(self, proxy, req, msg):
+        branch = req.params.get("branch")
+        if req.method == "repo/web_url" and isinstance(branch, str) and branch:
+            proxy.error(req, f"cannot link at branch {branch!r}", kind="not_found")
+            return None
+        return msg
+
+
+@promoted("web-url-hostile-path-refused", "FC-114", WEB_URL_RULE)
+class WebUrlHostilePathRefused(Hooks):
+    """repo/web_url answers an error for a path holding a character a URL must escape (space, #, ?, %, +).
+
+    Hides on: URL-hostile file names; FC-114 linked src/net/retry.rs, its
+    directory, the roots and the first nested file of each other repository.
+    """
+
+    def request(self, proxy, req, msg):
+        path = req.params.get("path")
+        if req.method == "repo/web_url" and isinstance(path, str) and set(" #?%+") & set(path):
+            proxy.error(req, f"path {path!r} cannot be put in a URL", kind="provider")
+            return None
         return msg
