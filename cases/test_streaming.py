@@ -27,8 +27,8 @@ def test_partials_carry_request_id(adapter):
     live (a stream of one batch, and one of a batch per repository) carries
     params.id equal to that request's id.
 
-    Falsified by: partial-id-echo: Every $/partial is followed by a copy whose params.id is off by
-    one.
+    Falsified by: partial-id-echo: Every $/partial is followed by a copy whose params.id names no
+    request of the run.
     """
     require_code_search(adapter)
     wrong = []

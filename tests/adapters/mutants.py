@@ -291,17 +291,21 @@ class NoFileSearch(InitResult):
 
 @mutant("partial-id-echo", "FC-040")
 class PartialIdEcho(Hooks):
-    """Every $/partial is followed by a copy whose params.id is off by one.
+    """Every $/partial is followed by a copy whose params.id names no request of the run.
 
     The correctly addressed batch still arrives, so the hits are delivered
-    (FC-042 stays green); only the stray copy breaks the rule.
+    (FC-042 stays green); only the stray copy breaks the rule. Its id is far
+    past any the suite issues: an id one off would land on the next request,
+    which FC-120 (two streams in flight) rightly sees as a crossed batch.
     """
+
+    STRAY = 1 << 30
 
     def partial(self, proxy, req, msg):
         params = msg.get("params")
         if isinstance(params, dict) and isinstance(params.get("id"), int):
             proxy.send_host(msg)
-            copy = dict(msg, params=dict(params, id=params["id"] + 1))
+            copy = dict(msg, params=dict(params, id=params["id"] + self.STRAY))
             return copy
         return msg
 
