@@ -18,24 +18,29 @@ def changed_ids(first: dict, second: dict) -> dict:
 
 # The search whose hits' shas the id rules judge: content hits in 8 files of alpha.
 HIT_TERM = TERM_MANY_ALPHA
+HIT_PARAMS = {"q": HIT_TERM, "limit": 50}
 
 
-def hits_by_file(adapter, fx, *, fresh: bool = False) -> dict[tuple[str, str], set[str]]:
+def hits_by_file(adapter, fx, *, fresh: bool = False, located: bool = False
+                 ) -> dict[tuple[str, str], set[str]]:
     """(repo dir name, path) -> the non-empty string shas of the search/code
-    HIT_TERM hits for that file of the fixture (a search item's sha is
+    HIT_PARAMS hits for that file of the fixture (a search item's sha is
     optional: "" is the default). Asked once a process unless ``fresh``;
     {} when the adapter declares no content search or answers an error (the
-    search cases' business). Hits naming no served file are left out (FC-070's)."""
+    search cases' business). Hits naming no served file are left out (FC-070's);
+    with ``located``, so are hits that say located: false (§3.13: a lagging
+    index that knows it may carry the id of the bytes it indexed)."""
     if not adapter.caps.code_search:
         return {}
     memo = {} if fresh else remembered(adapter)
     if ("search/code", HIT_TERM) not in memo:
-        found, err = attempt(search, adapter, HIT_TERM, limit=50)
+        found, err = attempt(search, adapter, HIT_TERM, limit=HIT_PARAMS["limit"])
         memo[("search/code", HIT_TERM)] = found.items if err is None else ()
     repos, out = served(fx), {}
     for hit in memo[("search/code", HIT_TERM)]:
         name = repos.get(hit.repo)
-        if name and hit.path in disk_blobs(fx, name) and isinstance(hit.sha, str) and hit.sha:
+        if (name and hit.path in disk_blobs(fx, name) and isinstance(hit.sha, str) and hit.sha
+                and not (located and hit.located is False)):
             out.setdefault((name, hit.path), set()).add(hit.sha)
     return out
 
@@ -218,7 +223,10 @@ def test_different_content_different_id(adapter, fx):
 def test_ids_survive_respawn(spawn, fx):
     """Every blob sha of every repository (alpha, beta, wide, vcs; vcs at each
     branch and tag too when refs is declared) is the same
-    before a kill and after the respawn.
+    before a kill and after the respawn; and after the respawn, every
+    non-empty sha of the search hits for a term in 8 files of alpha (hits
+    that say located: false aside) is an id the first generation gave that
+    unchanged file: its tree entry's at ref null, or one of its hits'.
 
     Falsified by: ids-salted-per-process: Every blob id is salted with a per-process random value
     (self-consistent within a process).
@@ -227,6 +235,7 @@ def test_ids_survive_respawn(spawn, fx):
     swept = sweep(provider, fx)
     before = {(n, r): listed_ids(provider, fx, n, files_at(fx, n, r), ref=r, listed=t.model)
               for n, r, t in swept.trees}
+    first_hits = hits_by_file(provider, fx, located=True)
     provider.kill()
     provider.respawn()
     moved = []
@@ -238,4 +247,29 @@ def test_ids_survive_respawn(spawn, fx):
                   for p, (a, b) in changed_ids(ids, after).items()]
     fc_assert(not moved, expected="the same sha for every file after a respawn",
               got=listing(moved, 4), why="ids must not depend on the process that computed them")
+    drifted = respawned_hit_drift(fx, before, first_hits,
+                                  hits_by_file(provider, fx, located=True))
+    fc_assert(not drifted, expected=f"after the respawn, search/code {show(HIT_PARAMS)}: each "
+              f"hit's sha one of the ids generation 1 gave that unchanged file (its tree "
+              f"entry's at ref null or its hits')",
+              got=f"{len(drifted)} hit sha(s) generation 1 never gave those bytes: "
+              f"{listing(drifted, 2)}",
+              why="ids must not depend on the process that computed them, in search hits too "
+              "(hit ids salted per process, or numbered by a search index rebuilt at each start, "
+              "while the trees' ids stay stable)")
     swept.done()
+
+
+def respawned_hit_drift(fx, before: dict, first_hits: dict, hits: dict) -> list[str]:
+    """"repo path: sha, not ids" for each hit sha of a respawned
+    generation (``hits``, as hits_by_file gives them) that is none of the ids
+    generation 1 gave that file: its tree entry's at ref null (``before``,
+    (name, ref) -> path -> sha) or its own hits' (``first_hits``). A file
+    generation 1 gave no id is not compared."""
+    known: dict[tuple[str, str], set[str]] = {k: set(v) for k, v in first_hits.items()}
+    for (name, ref), ids in before.items():
+        for path, sha in ids.items() if ref is None else ():
+            known.setdefault((name, path), set()).add(sha)
+    return [f"{fx.repo(name)} {path}: {sha[:12]}, not {'/'.join(s[:12] for s in sorted(ids))}"
+            for (name, path), shas in sorted(hits.items()) if (ids := known.get((name, path)))
+            for sha in sorted(shas - ids)]
