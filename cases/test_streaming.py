@@ -3,6 +3,19 @@
 The inactivity window is DEADLINE_S except in FC-043. Frames are read from
 the transcript where a rule is about what went over the wire (ids, order),
 and from the client's routed batches where it is about their content.
+
+Filename search streams too. PROTOCOL §2.4 carries it over `search/code` as
+path-only (`path:`) queries, §3.13 names the same method and params for it,
+and §5.1 says the host sets `partial: true` on every progressive (global)
+search, so a streamed path: query is held to the $/partial rules of §5.2 and
+§5.3 like a content search. An adapter that declares code_search false and
+file_search true (a forge with no content index) is therefore judged on
+path: streams here rather than skipped. With both capabilities the content
+streams stay the evidence of FC-040, FC-041 and FC-044 (the protocol monitor
+already judges the path: streams of FC-030, FC-034 and FC-042 on ids, order
+and items, on every frame); FC-043 and FC-045 also stream a path: query,
+since nothing else looks at a filename search under the inactivity window
+or after a cancel (a backend's filename search can be another code path).
 """
 
 
@@ -11,32 +24,60 @@ from cases.formats import is_int
 from cases.facts import files_containing
 from cases.monitoring import judge_own_traffic
 from cases.replies import (attempt, folded, frame_items, partial_frames, partial_id, read_reply,
-                           require_code_search, search, tree)
+                           search, tree)
 from cases.settings import INACTIVITY_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
-                             TERM_WIDE)
+                             TERM_WIDE, WIDE_BIG_DIR)
 from wire import ProviderTimeout
 from wire.messages import SearchResult
 
 CUT_LIMIT = 20   # cuts TERM_WIDE's 600 files: the stream ends truncated
+PATH_Q = f"path:{TERM_PATHONLY}"      # filename search: one file name in alpha (FC-034 finds it)
+PATH_CUT_Q = f"path:{WIDE_BIG_DIR}"   # 1,200 file names in wide: CUT_LIMIT cuts that stream
+
+
+def require_search(adapter) -> None:
+    """Skip the running case when the host would send no search/code at all."""
+    if not (adapter.caps.code_search or adapter.caps.file_search):
+        skip("needs content or filename search, and the adapter declares both false")
+
+
+def path_stream(adapter, q: str, **kwargs):
+    """A streamed path: query, or None when the adapter refused it. Refusing
+    path: queries is FC-034's: the case skips unless it has content streams
+    to judge (code_search true), when it just leaves the path: stream out."""
+    found, err = attempt(search, adapter, q, partial=True, **kwargs)
+    if err is not None:
+        need(adapter.caps.code_search, f"search/code {q!r} (streamed) answered an error "
+             f"({err.message})", owner("path: queries are"))
+    return found
+
+
+def streams(adapter, content: tuple, paths: tuple, **kwargs) -> list:
+    """The streams a case judges: its content queries with code_search, else
+    (filename search only) its path: queries; (q, limit) pairs."""
+    require_search(adapter)
+    if adapter.caps.code_search:
+        return [search(adapter, q, limit=limit, partial=True, **kwargs) for q, limit in content]
+    return [path_stream(adapter, q, limit=limit, **kwargs) for q, limit in paths]
 
 
 @case("FC-040")
 def test_partials_carry_request_id(adapter):
     """Every $/partial of every batch received while a streaming search is
-    live (a stream of one batch, and one of a batch per repository) carries
+    live (a stream of one batch, and one of a batch per repository; a
+    streamed path: query when the adapter has filename search only) carries
     params.id equal to that request's id.
 
     Falsified by: partial-id-echo: Every $/partial is followed by a copy whose params.id names no
     request of the run.
     """
-    require_code_search(adapter)
     wrong = []
     # A batch naming an earlier stream of this process that has been answered
     # is a partial after its reply: FC-041's (the run-wide monitor hands it over).
     late = adapter.monitor.stream_ended if adapter.monitor is not None else (lambda rid: False)
-    for term in (TERM_MANY_ALPHA, TERM_SEVERAL):
-        found = search(adapter, term, partial=True)
+    for found in streams(adapter, ((TERM_MANY_ALPHA, 500), (TERM_SEVERAL, 500)),
+                         ((PATH_Q, 500),)):
         frames = found.need_partials()
         wrong += [f"params.id {show(partial_id(f))} on batch {n} of {found.what} (id "
                   f"{found.call.id})" for n, f in enumerate(frames, 1)
@@ -49,7 +90,8 @@ def test_partials_carry_request_id(adapter):
 @case("FC-041")
 def test_no_partial_after_reply(adapter):
     """No $/partial for a request arrives after its reply, for a complete
-    stream and one cut by its limit. What came late by the time both replies
+    stream and one cut by its limit (path: queries, a file name and wide's
+    1,200, when the adapter has filename search only). What came late by the time both replies
     are in fails the case here; anything later is the protocol monitor's
     (this case owns its "partial after the reply" rule on every frame of the
     run): the group's adapter serves the rest of the group and is watched for
@@ -59,13 +101,12 @@ def test_no_partial_after_reply(adapter):
     Falsified by: partial-after-reply: A streamed search sends one more $/partial (its last batch
     again) after its reply.
     """
-    require_code_search(adapter)
-    streams = [search(adapter, TERM_MANY_ALPHA, partial=True),
-               search(adapter, TERM_WIDE, limit=CUT_LIMIT, partial=True)]
-    streams[0].need_partials()   # a stream of no batch has nothing to send late
+    found = streams(adapter, ((TERM_MANY_ALPHA, 500), (TERM_WIDE, CUT_LIMIT)),
+                    ((PATH_Q, 500), (PATH_CUT_Q, CUT_LIMIT)))
+    found[0].need_partials()   # a stream of no batch has nothing to send late
     judge_own_traffic()
     late = [f"{len(frames)} for {s.what} (id {s.call.id}, truncated "
-            f"{show(s.result.truncated)})" for s in streams
+            f"{show(s.result.truncated)})" for s in found
             for frames in [[f for f in partial_frames(adapter.transcript.since(s.mark))
                             if partial_id(f) == s.call.id and f.outcome == "retired_id"]]
             if frames]
@@ -96,10 +137,9 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
     reply.
     """
-    if not (adapter.caps.code_search or adapter.caps.file_search):
-        skip("needs content or filename search, and the adapter declares both false")
+    require_search(adapter)
     if adapter.caps.file_search:   # a file-search-only adapter streams path: queries too
-        q = f"path:{TERM_PATHONLY}"
+        q = PATH_Q
         found, err = attempt(search, adapter, q, partial=True, own=True)
         if err is not None:   # a path: query refused is FC-034's
             need(adapter.caps.code_search, f"search/code {q!r} (streamed) answered an error "
@@ -160,35 +200,41 @@ def test_stream_within_inactivity_window(adapter):
     """Streaming searches complete although the client allows only
     INACTIVITY_S of silence before each batch and the reply: one whose hits
     lie in two repositories (so at least two batches: each $/partial resets
-    the window) and one whose 600 hits lie in wide (a large scan).
+    the window) and one whose 600 hits lie in wide (a large scan), and a
+    streamed path: query (filename search) whenever file_search is true.
 
     Falsified by: stream-stall-4s: A 4 s silence after the first batch of every streamed search.
     """
-    require_code_search(adapter)
-    for term in (TERM_SEVERAL, TERM_WIDE):
+    require_search(adapter)
+    queries = ((TERM_SEVERAL, TERM_WIDE) if adapter.caps.code_search else ()) + (
+        (PATH_Q,) if adapter.caps.file_search else ())
+    for q in queries:
         try:
-            found = search(adapter, term, partial=True, inactivity_s=INACTIVITY_S)
+            found = (path_stream(adapter, q, inactivity_s=INACTIVITY_S) if q == PATH_Q
+                     else search(adapter, q, partial=True, inactivity_s=INACTIVITY_S))
         except ProviderTimeout as err:
-            fail(f"the stream of search/code {term!r} went silent for {INACTIVITY_S:g} s",
+            fail(f"the stream of search/code {q!r} went silent for {INACTIVITY_S:g} s",
                  expected=f"a batch or the reply at least every {INACTIVITY_S:g} s", got=str(err))
-        found.need_hits()   # one batch is a legal stream (RULINGS "Streaming")
+        if found is not None:
+            found.need_hits()   # one batch is a legal stream (RULINGS "Streaming")
 
 
 @case("FC-044")
 def test_batches_are_well_formed(adapter):
     """Streaming a term with more matches than the limit, and one of small
-    batches, every item of every batch is a well-formed hit (the host drops a
-    whole batch for one bad item).
+    batches (with filename search only: wide's 1,200 file names cut by the
+    limit, and one file name), every item of every batch is a well-formed hit
+    (the host drops a whole batch for one bad item).
 
     Falsified by: bad-item-in-big-batch: Every streamed batch of more than 10 items gets one
     malformed item (path 7).
     """
-    require_code_search(adapter)
-    found = search(adapter, TERM_WIDE, limit=CUT_LIMIT, partial=True)
-    found.need_hits()
-    small = search(adapter, TERM_SEVERAL, partial=True)   # small batches, one per repo
+    # a large cut stream, and small batches (one per repo)
+    found = streams(adapter, ((TERM_WIDE, CUT_LIMIT), (TERM_SEVERAL, 500)),
+                    ((PATH_CUT_Q, CUT_LIMIT), (PATH_Q, 500)))
+    found[0 if adapter.caps.code_search else 1].need_hits()   # PATH_Q's hit is FC-034's
     bad = [f"batch {n} of {s.what} ({len(raw)} items): {path}: {message}"
-           for s in (found, small)
+           for s in found
            for n, (raw, batch) in enumerate(zip(s.call.partials, s.batches), 1)
            for path, message in batch.problems
            if (path, message) not in batch.at("[*].located")]   # located is FC-032's
@@ -199,9 +245,10 @@ def test_batches_are_well_formed(adapter):
 @case("FC-045")
 def test_cancel_ends_stream_cleanly(adapter, fx):
     """After $/cancelRequest on a live stream, and on a one-shot search (the
-    host cancels those too), a terminal reply arrives within the deadline and
-    it is a result (an error reply fails), and afterwards the adapter answers
-    a fresh search and a tree.
+    host cancels those too), of a content term and, whenever file_search is
+    true, of a path: query (filename search), a terminal reply arrives within
+    the deadline and it is a result (an error reply fails), and afterwards
+    the adapter answers a fresh search and a tree.
 
     The cancel goes in the same write as the request (a user typing ahead),
     so it reaches the adapter while the request is surely in flight, however
@@ -210,25 +257,43 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     Falsified by: cancel-answers-error: A cancelled streaming search is answered with an error
     reply.
     """
-    require_code_search(adapter)
-    for partial in (True, False):
-        what = f"search/code {TERM_MANY_ALPHA!r}" + (" (streamed)" if partial else " (one-shot)")
-        params = {"q": TERM_MANY_ALPHA, "limit": 500, **({"partial": True} if partial else {})}
-        call = adapter.call("search/code", params, cancel_at_once=True)
-        call.wait()
-        if call.outcome in ("timeout", "closed"):
-            call.result()   # raises; the plugin reports the timeout or the closed output
-        fc_assert(call.outcome == "result", expected=f"a terminal result for {what} after the "
-                  f"cancel", got=f"{call.outcome}: {call.error}" if call.error
-                  else str(call.outcome),
-                  why="a cancelled request still ends with a normal reply (cancel is advisory)")
-        read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
+    require_search(adapter)
+    queries = ((TERM_MANY_ALPHA,) if adapter.caps.code_search else ()) + (
+        (PATH_Q,) if adapter.caps.file_search else ())
+    for q in queries:
+        for partial in (True, False):
+            what = f"search/code {q!r}" + (" (streamed)" if partial else " (one-shot)")
+            params = {"q": q, "limit": 500, **({"partial": True} if partial else {})}
+            call = adapter.call("search/code", params, cancel_at_once=True)
+            call.wait()
+            if call.outcome in ("timeout", "closed"):
+                call.result()   # raises; the plugin reports the timeout or the closed output
+            if call.outcome == "error" and q == PATH_Q and refuses_path_queries(adapter, partial):
+                break   # not a cancel's doing: the same query uncancelled is refused too
+            fc_assert(call.outcome == "result", expected=f"a terminal result for search/code "
+                      f"{show(params)} after the cancel",
+                      got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
+                      why="a cancelled request still ends with a normal reply (cancel is "
+                      "advisory)")
+            read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
     # the adapter stays usable: a fresh search and a tree are answered as usual
-    _, err = attempt(search, adapter, TERM_LINE)
-    fc_assert(err is None, expected="a result for a fresh search/code after the cancels",
-              got=f"an error: {err.message}" if err else "",
+    fresh = TERM_LINE if adapter.caps.code_search else PATH_Q
+    _, err = attempt(search, adapter, fresh)
+    fc_assert(err is None, expected=f"a result for a fresh search/code {fresh!r} after the "
+              f"cancels", got=f"an error: {err.message}" if err else "",
               why="a cancel must not break later requests")
     tree(adapter, fx, ALPHA)
+
+
+def refuses_path_queries(adapter, partial: bool) -> bool:
+    """FC-045 on an error to a cancelled path: query: when the same request
+    without a cancel is refused as well, refusing path: queries is FC-034's
+    (the case skips unless it judged content searches too)."""
+    _, err = attempt(search, adapter, PATH_Q, partial=partial)
+    if err is not None:
+        need(adapter.caps.code_search, f"search/code {PATH_Q!r} answered an error without a "
+             f"cancel too ({err.message})", owner("path: queries are"))
+    return err is not None
 
 
 @case("FC-046")

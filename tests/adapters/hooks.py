@@ -401,6 +401,28 @@ class StreamedItemsInReply(Hooks):
         return msg
 
 
+class FilesearchOnly(Hooks):
+    """A forge with filename search only (legal, §2.4): the handshake declares
+    code_search false and file_search true, and a content search/code (any
+    query not starting with path:) is refused with a provider error, so a
+    suite that sent one would show it. Subclasses call super() for the rest."""
+
+    def request(self, proxy, req, msg):
+        q = req.params.get("q")
+        if req.method == "search/code" and not (isinstance(q, str) and q.startswith("path:")):
+            proxy.error(req, "no content search on this forge", kind="provider")
+            return None
+        return super().request(proxy, req, msg)
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "initialize" and result is not None:
+            caps = result.setdefault("capabilities", {})
+            caps["code_search"], caps["file_search"] = False, True
+            return msg
+        return super().reply(proxy, req, msg)
+
+
 class PairReplies(Hooks):
     """Hold a reply to a request ``holds`` names while ``waits(proxy, req)``
     (another such request is in flight), up to HOLD_S, so a lone request is

@@ -647,5 +647,6 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
     from tests.adapters import mutants_paths_j  # noqa: E402,F401  (two requests of a kind in flight)
     from tests.adapters import mutants_paths_k  # noqa: E402,F401  (hit ids after a respawn)
+    from tests.adapters import mutants_paths_l  # noqa: E402,F401  (streams of a filename-search-only forge)
     from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals, review C)
     from tests.adapters import mutants_paths_n  # noqa: E402,F401  (listed ids served back, review C)

@@ -13,8 +13,8 @@ import copy
 
 from fixture.catalog import TERM_PATHONLY
 from tests.adapters.controls import control
-from tests.adapters.hooks import (InitResult, ResultEdit, StreamedItemsInReply, read_worktree,
-                                  repo_name)
+from tests.adapters.hooks import (FilesearchOnly, InitResult, ResultEdit, StreamedItemsInReply,
+                                  read_worktree, repo_name)
 from tests.adapters.mutants_deep import promoted
 from tests.adapters.proxy import Hooks, hits_of, result_of
 
@@ -224,25 +224,12 @@ class PathStreamItemsInReply(StreamedItemsInReply):
 @promoted("filesearch-only-items-in-streamed-reply", "FC-042",
           '§5.3: "MUST Metadata-only reply: when the adapter streamed, the final reply has '
           'items: []"')
-class FilesearchOnlyItemsInStreamedReply(StreamedItemsInReply):
+class FilesearchOnlyItemsInStreamedReply(FilesearchOnly, StreamedItemsInReply):
     """Declares code_search false, file_search true (legal), and repeats streamed path: hits in the reply.
 
-    Hides on: an adapter without content search; FC-040..045 all skipped it.
+    Hides on: an adapter without content search; FC-042 streamed content
+    terms only.
     """
-
-    def request(self, proxy, req, msg):
-        if req.method == "search/code" and not is_path_query(req):
-            proxy.error(req, "no content search on this forge", kind="provider")
-            return None
-        return msg
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "initialize" and result is not None:
-            caps = result.setdefault("capabilities", {})
-            caps["code_search"], caps["file_search"] = False, True
-            return msg
-        return super().reply(proxy, req, msg)
 
 
 @promoted("scoped-stream-items-in-reply", "FC-042",
