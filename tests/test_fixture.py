@@ -236,6 +236,41 @@ def test_vcs_has_the_url_hostile_names_at_both_branches(vcs):
     assert len(contents) == len(cat.VCS_ESCAPE_PATHS)
 
 
+def test_vcs_tip_has_the_line_end_cases_and_two_dates(vcs):
+    main = cat.VCS_DEFAULT_BRANCH
+    tip = git(vcs, "log", "-1", "--first-parent", "--format=%H", main, "--",
+              cat.VCS_NO_FINAL_NEWLINE).strip()
+    assert tip == git(vcs, "rev-parse", main).strip(), "the marker's change is main's tip"
+    # a line that had its \n loses it: the patch carries `\ No newline at end of file`
+    assert show(vcs, f"{tip}^", cat.VCS_NO_FINAL_NEWLINE).endswith(b"\n")
+    assert not show(vcs, tip, cat.VCS_NO_FINAL_NEWLINE).endswith(b"\n")
+    assert "\n\\ No newline at end of file" in git(vcs, "show", "--format=", tip, "--",
+                                                    cat.VCS_NO_FINAL_NEWLINE)
+    # every line of the CRLF file ends in \r\n, and git keeps the \r in the blob
+    crlf = show(vcs, tip, cat.VCS_CRLF)
+    assert crlf.endswith(b"\r\n") and crlf.count(b"\n") == crlf.count(b"\r\n") > 1
+    assert git(vcs, "log", "-1", "--format=%H", main, "--", cat.VCS_CRLF).strip() == tip
+    # its committer date is another instant (and offset) than its author date
+    author, committer = git(vcs, "log", "-1", "--format=%at %ai%n%ct %ci", tip).splitlines()
+    assert author.split()[0] != committer.split()[0] and author[-5:] != committer[-5:]
+    others = git(vcs, "log", "--all", "--format=%at %ct", f"^{tip}").splitlines()
+    assert all(len(set(line.split())) == 1 for line in others), "one commit whose dates differ"
+
+
+def test_only_the_tip_has_the_line_end_cases(vcs):
+    """The two files above are the fixture's only text lacking a final \n or holding a \r:
+    what a case learns about line ends it learns from them."""
+    for ref in git(vcs, "rev-list", "--all").split():
+        for path in git(vcs, "ls-tree", "-r", "-z", "--name-only", ref).split("\0"):
+            if not path or path == cat.VCS_BINARY_CHANGED:
+                continue
+            data = show(vcs, ref, path)
+            if not data:
+                continue
+            assert data.endswith(b"\n") or path == cat.VCS_NO_FINAL_NEWLINE, (ref, path)
+            assert b"\r" not in data or path == cat.VCS_CRLF, (ref, path)
+
+
 def test_vcs_dates_carry_non_utc_offsets(vcs):
     offsets = {line.split()[-1] for line in git(vcs, "log", "--all", "--format=%ai").splitlines()}
     assert any(o.startswith("+") and o != "+0000" for o in offsets), offsets
