@@ -19,7 +19,7 @@ from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git
 from cases.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
                            read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH,
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_CRLF, VCS_DEFAULT_BRANCH,
                              VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
@@ -322,8 +322,9 @@ def test_log_limit(adapter, fx):
 
 @case("FC-096")
 def test_blob_at(adapter, fx):
-    """repo/blob_at of the diverging files (and URL-hostile vcs files) at
-    main, feature and every tag serves git's bytes, with the sha the tree at
+    """repo/blob_at of the diverging files (and the CRLF and URL-hostile vcs
+    files) at main, feature and every tag where they exist serves git's bytes
+    (line ends included), with the sha the tree at
     that ref lists (ref null is FC-133's); and, when refs is declared, a file
     that differs from main's at every sha repo/refs lists (§3.6: each is
     accepted back as a ref; judged at the commit it resolves to). A blob_at
@@ -340,7 +341,7 @@ def test_blob_at(adapter, fx):
     trees = {}
     for ref in (MAIN, FEATURE, *sorted(git_refs(fx, "tags"))):
         at = ref
-        paths = [*DIVERGING, *sorted(p for p in git_paths(fx, at) or () if url_hostile(p))]
+        paths = [*DIVERGING, VCS_CRLF, *sorted(p for p in git_paths(fx, at) or () if url_hostile(p))]
         paths = [p for p in paths if p in (git_paths(fx, at) or ())]
         served = {}
         for path in paths:

@@ -17,7 +17,7 @@ from cases.gitfacts import (blame_telling_file, git_all_commits, git_blame, git_
                             git_show)
 from cases.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS,
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS, VCS_CRLF,
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN,
                              VCS_ESCAPE_PATHS, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
                              VCS_THREE_COMMITS)
@@ -250,8 +250,9 @@ def telling_paths(fx, commit: str) -> tuple[set[str], set[str], set[str]]:
 @case("FC-133")
 def test_blob_at_null_ref(adapter, fx):
     """repo/blob_at with ref null serves the default branch's file (the bytes
-    on disk) for files that differ between main and feature (text files and
-    a binary one) and for the URL-hostile names (space, #, ?, %, +), with
+    on disk) for files that differ between main and feature (text files, one
+    with CRLF line ends and one without a final newline, and a binary one)
+    and for the URL-hostile names (space, #, ?, %, +), with
     the sha repo/tree (ref null) lists for that path (binary bytes
     text-decoded are FC-024's).
 
@@ -261,7 +262,7 @@ def test_blob_at_null_ref(adapter, fx):
     require(adapter, fx, "log")
     need_blob_at_served(adapter, fx)
     paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS, VCS_BINARY_CHANGED,
-             *VCS_ESCAPE_PATHS)   # the URL-hostile names: FC-096 asks them at named refs only
+             VCS_CRLF, *VCS_ESCAPE_PATHS)   # the URL-hostile names: FC-096 asks them at named refs only
     listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
     for path in paths:
         what = f"repo/blob_at of {path} with ref null"

@@ -16,7 +16,7 @@ from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_i
                            read_reply, sweep, swept_trees, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
                              ALPHA_UNICODE, BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH,
-                             VCS_ESCAPE_PATHS, WIDE)
+                             VCS_CRLF, VCS_ESCAPE_PATHS, VCS_NO_FINAL_NEWLINE, WIDE)
 from wire.messages import Blob, read
 
 # A hint for the common cause of a URL-hostile path going wrong on an HTTP backend.
@@ -244,11 +244,12 @@ def revision_of(adapter, fx, name: str, path: str, got: bytes | None) -> str | N
 @case("FC-024")
 def test_binary_blobs_strict_base64(adapter, fx):
     """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
-    of alpha's non-ASCII text file, of every file of beta and of a file of
+    of vcs's CRLF file and its file without a final newline, of alpha's
+    non-ASCII text file, of every file of beta and of a file of
     wide is strict standard base64 decoding to the exact bytes (the empty
     file is ""), the files with non-ASCII bytes asked twice (a cache that
     stores what it served transcoded shows on the second ask); repo/blob_at
-    of vcs's binary and URL-escaping files (log declared) is strict standard base64.
+    of those vcs files (log declared) is strict standard base64.
 
     Falsified by: binary-as-text: Small binary blobs (with NUL bytes) are text-decoded: invalid
     UTF-8 becomes U+FFFD.
@@ -256,7 +257,7 @@ def test_binary_blobs_strict_base64(adapter, fx):
     wanted = {ALPHA: (ALPHA_BINARY, ALPHA_EMPTY, ALPHA_UNICODE, *ALPHA_ESCAPE_PATHS),
               BETA: tuple(sorted(disk_blobs(fx, BETA))), WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
     if fx.vcs_built:
-        wanted[VCS] = (VCS_BINARY_CHANGED, *VCS_ESCAPE_PATHS)
+        wanted[VCS] = (VCS_BINARY_CHANGED, VCS_CRLF, VCS_NO_FINAL_NEWLINE, *VCS_ESCAPE_PATHS)
     problems, collided, listings, across = [], [], {}, False
     for name, paths in wanted.items():
         listed = listings[name] = tree(adapter, fx, name, seen=True).model
