@@ -200,3 +200,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants as _with_paths_h  # noqa: E402,F401
     from tests.adapters import mutants_paths_d  # noqa: E402,F401  (opaque commit ids)
     from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
+    from tests.adapters import mutants_paths_o  # noqa: E402,F401  (its control: blame-committer-date)
