@@ -3,7 +3,7 @@ cases (FC-100..109); git's side of a commit is cases/gitfacts.py's
 (``git_commit``).
 
 Owns the commit replies of one adapter process, asked once per process and
-read as wire.messages.Commit (asking the thirteen commits of the fixture
+read as wire.messages.Commit (asking every commit of the fixture
 again in every case would cost the suite a second), the folding of a rename
 reported as removed + added, whether an id the adapter spells names a
 commit, and the reading of a ``patch`` (hunk headers, bodies, the lines

@@ -71,8 +71,8 @@ def modified_patches(result):
 class PatchCachedByPath(CommitReply):
     """repo/commit patches (and counts) are cached by repository and path: a later commit touching a path gets the first-seen commit's patch.
 
-    Hides on: every commit but the first asked that touches a path (the
-    merge, then main's history newest first): its own patch is right, and
+    Hides on: every commit but the first asked that touches a path (main's
+    tip, then its history newest first): its own patch is right, and
     FC-103 compared paths and statuses only, FC-105 the format, FC-107 the
     counts with the patch itself.
     """
