@@ -13,12 +13,11 @@ hook class per switch, its docstring's first line what it changes, then
 from __future__ import annotations
 
 import re
-import subprocess
 
 from tests.adapters.controls_deep import ShortCommitIdsRefused, shorten
 from tests.adapters.hooks import fixture_repos, is_git, repo_name
 from tests.adapters.mutants_deep import promoted
-from tests.adapters.mutants_v16 import CommitReply, commit_files
+from tests.adapters.mutants_v16 import CommitReply, commit_files, git_out
 from tests.adapters.proxy import Hooks, result_of
 
 HEX = re.compile(r"[0-9a-fA-F]{4,40}")
@@ -27,10 +26,8 @@ RULE = ('§3.12/§6.2: repo/commit of a sha that names no commit of the reposito
 
 
 def git(proxy, repo, *args: str) -> str:
-    """``git <args>`` in the served repository ``repo`` ("" on failure)."""
-    run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
-                         capture_output=True, text=True)
-    return run.stdout.strip() if run.returncode == 0 else ""
+    """``git <args>`` in the served repository ``repo``, as text ("" on failure)."""
+    return git_out(proxy, repo, *args).decode("utf-8", "replace").strip()
 
 
 class RefusalAnsweredByTip(Hooks):
