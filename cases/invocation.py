@@ -111,6 +111,13 @@ def bytecode_dir() -> str | None:
     """Where keep_bytecode caches bytecode, or None for "leave Python as it is"."""
     if not sys.dont_write_bytecode or sys.pycache_prefix:
         return None
+    return private_bytecode_folder()
+
+
+def private_bytecode_folder() -> str | None:
+    """The suite's own bytecode folder (FORGE_BYTECODE_DIR, else "bytecode"
+    beside the fixture cache), created if need be; None when caching is off
+    (FORGE_FIXTURE_CACHE=off) or no folder of ours alone can be had."""
     chosen = os.environ.get("FORGE_FIXTURE_CACHE")
     if chosen is not None and chosen.strip().lower() in ("off", "0", "no", "false", ""):
         return None

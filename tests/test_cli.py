@@ -370,3 +370,45 @@ def test_bytecode_is_left_alone_when_turned_off_or_the_folder_is_not_private(tmp
     shared.chmod(0o777)
     assert _keep(tmp_path, FORGE_FIXTURE_CACHE=str(shared)) == ""
     assert not list(shared.rglob("*.pyc"))
+
+
+# ------------------------------------------------- the reference starts from its compiled script
+
+def test_reference_starts_from_its_compiled_script_named_by_its_bytes(tmp_path, monkeypatch):
+    """The suite starts the reference from a .pyc of vendor/fs_provider.py
+    kept in its private folder (compiling the script was 14 ms of each start):
+    the same bytes give the same file, other bytes another, and what runs is
+    the script (it answers initialize; refusing two arguments, it names itself)."""
+    from cases import settings
+
+    monkeypatch.setenv("FORGE_BYTECODE_DIR", str(tmp_path / "cache" / "bytecode"))
+    monkeypatch.delenv("FORGE_FIXTURE_CACHE", raising=False)
+    argv = settings.reference_argv()
+    assert argv[:2] == [sys.executable, "-S"] and argv[2].endswith(".pyc"), argv
+    assert Path(argv[2]).parent == tmp_path / "cache" / "bytecode" / "reference"
+    assert settings.reference_argv() == argv
+
+    copy = tmp_path / "fs_provider.py"
+    copy.write_bytes(settings.REFERENCE_ADAPTER.read_bytes() + b"\n# another byte\n")
+    monkeypatch.setattr(settings, "REFERENCE_ADAPTER", copy)
+    other = settings.reference_argv()
+    assert other[2] != argv[2] and Path(other[2]).is_file()
+
+    fixture_dir = tmp_path / "fx"
+    (fixture_dir / "repo").mkdir(parents=True)
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocol": 1}})
+    out = subprocess.run([*other, str(fixture_dir)], input=line + "\n", capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[0])["result"]["capabilities"], out.stdout
+    crash = subprocess.run([*other, "one", "two"], capture_output=True, text=True, timeout=60)
+    assert crash.returncode != 0 and "fs_provider" in crash.stderr
+
+
+def test_reference_starts_from_the_script_when_caching_is_off(monkeypatch):
+    from cases import settings
+
+    monkeypatch.setenv("FORGE_FIXTURE_CACHE", "off")
+    assert settings.reference_argv() == [sys.executable, "-S", str(settings.REFERENCE_ADAPTER)]
+    run_settings = settings.Settings(None, {"FORGE_FIXTURE_CACHE": "off"})
+    assert run_settings.argv_for(Path("/fx"))[2] == str(settings.REFERENCE_ADAPTER)
