@@ -5,6 +5,10 @@ run keeps its cases' transcripts in a temp folder for the user (named in its
 summary). Those folders are the user's, not the self-test's: every subprocess
 of the session gets TMPDIR pointing at one session folder, removed at the end.
 This process's own temp dir (pytest's tmp_path) is left as it was.
+
+The gate tests' suite runs start in the background once collection is over,
+and the modules that wait for them run last (tests/gate.py "one pool per
+pytest session").
 """
 
 import os
@@ -37,3 +41,22 @@ def pytest_unconfigure(config):
         os.environ["TMPDIR"] = _SAVED
     shutil.rmtree(_SESSION_TMP, ignore_errors=True)
     _SESSION_TMP = None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if hasattr(config, "workerinput"):
+        return
+    from tests import gate
+    items[:] = gate.order(items)
+
+
+def pytest_collection_finish(session):
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return
+    from tests import gate
+    gate.start(session.items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from tests import gate
+    gate.finish()

@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "run"
@@ -167,12 +168,15 @@ def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:
     killed = threading.Event()
 
     def stop():
-        killed.set()
-        _kill_group(proc, reaped)
+        if not killed.is_set():
+            killed.set()
+            _kill_group(proc, reaped)
 
     timer = threading.Timer(timeout_s, stop)
     timer.daemon = True
     timer.start()
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = stop
     try:
         _pid, status, usage = os.wait4(proc.pid, 0)
     except BaseException:
@@ -183,8 +187,16 @@ def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:
     finally:
         reaped.set()
         timer.cancel()
+        with _LIVE_LOCK:
+            _LIVE.pop(proc.pid, None)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage.ru_utime + usage.ru_stime, killed.is_set()
+
+
+# pid -> stop() of every suite run being waited for (a background pool's
+# runs are stopped through it when the pytest session ends early)
+_LIVE: dict[int, "Callable[[], None]"] = {}
+_LIVE_LOCK = threading.Lock()
 
 
 def _kill_group(proc: subprocess.Popen, reaped: threading.Event) -> None:
@@ -225,30 +237,71 @@ def workers() -> int:
         return max(2, 2 * (os.cpu_count() or 1))
 
 
-def run_many(jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()) -> dict[str, Verdict]:
-    """Run several suites in parallel: ``jobs`` maps a name to run_suite's
-    keyword arguments (``adapter`` included). ``workers()`` at a time, plus one
-    thread of its own for each job named in ``sleepy`` (an adapter that spends
-    most of a run in deliberate pauses, like the 4 s stalls of the
-    nonconforming adapter, would otherwise hold a core's worker idle).
+class Pool:
+    """Suite runs going on in the background: ``jobs`` maps a name to
+    run_suite's keyword arguments (``adapter`` included). ``workers()`` at a
+    time, plus one thread of its own for each job named in ``sleepy`` (an
+    adapter that spends most of a run in deliberate pauses, like the 4 s
+    stalls of the nonconforming adapter, would otherwise hold a core's worker
+    idle).
 
     Longest first, by the wall times of the previous session (kept beside the
     fixture cache): a run that waits out timeouts then overlaps the
     CPU-bound ones instead of starting last and leaving one worker alone on
     the tail. Without a history the jobs keep their order."""
-    from concurrent.futures import ThreadPoolExecutor
 
-    history = _load_history()
-    sleepers = [n for n in jobs if n in sleepy]
-    rest = sorted((n for n in jobs if n not in sleepy),
-                  key=lambda n: -history.get(n, {}).get("wall_s", 0.0))
-    with ThreadPoolExecutor(max_workers=workers()) as pool, \
-            ThreadPoolExecutor(max_workers=max(1, len(sleepers))) as sleeping:
-        futures = {name: sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
-        futures.update({name: pool.submit(run_suite, **jobs[name]) for name in rest})
-        done = {name: futures[name].result() for name in jobs}
-    _save_history(done)
-    return done
+    def __init__(self, jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()):
+        from concurrent.futures import ThreadPoolExecutor
+
+        history = _load_history()
+        sleepers = [n for n in jobs if n in sleepy]
+        rest = sorted((n for n in jobs if n not in sleepy),
+                      key=lambda n: -history.get(n, {}).get("wall_s", 0.0))
+        self.busy = ThreadPoolExecutor(max_workers=workers())
+        self.sleeping = ThreadPoolExecutor(max_workers=max(1, len(sleepers)))
+        self.futures = {name: self.sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
+        self.futures.update({name: self.busy.submit(run_suite, **jobs[name]) for name in rest})
+        self.closed = False
+
+    def result(self, name: str) -> Verdict:
+        return self.futures[name].result()
+
+    def close(self) -> None:
+        """Runs not started are dropped, runs still going are stopped (Ctrl-C,
+        then SIGKILL to their trees); the wall times of the finished ones
+        are kept for the next session's order."""
+        if self.closed:
+            return
+        self.closed = True
+        for pool in (self.busy, self.sleeping):
+            pool.shutdown(wait=False, cancel_futures=True)
+        names = set(self.futures)
+        if not all(f.done() for f in self.futures.values()):
+            stop_running()
+        for pool in (self.busy, self.sleeping):
+            pool.shutdown(wait=True)
+        _save_history({n: f.result() for n, f in self.futures.items()
+                       if n in names and f.done() and not f.cancelled() and f.exception() is None})
+
+
+def stop_running() -> None:
+    """Stop every suite run being waited for (each its own way: _reap's stop)."""
+    with _LIVE_LOCK:
+        stops = list(_LIVE.values())
+    threads = [threading.Thread(target=stop, daemon=True) for stop in stops]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def run_many(jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()) -> dict[str, Verdict]:
+    """Run several suites in parallel (a Pool) and wait for every verdict."""
+    pool = Pool(jobs, sleepy=sleepy)
+    try:
+        return {name: pool.result(name) for name in jobs}
+    finally:
+        pool.close()
 
 
 HISTORY_FILE = "gate-times.json"
@@ -289,42 +342,80 @@ def _save_history(verdicts: dict[str, Verdict]) -> None:
 
 # ---------------------------------------------------------------- one pool per pytest session
 # The gate tests of several modules (mutants, controls, gate, capability
-# gating) each need a few dozen suite runs. Run separately, every module ends
-# on a tail where one worker waits for the last long run; so each module
-# declares its jobs with plan(), and the first verdicts() call of a pytest
-# session runs the jobs of every selected gate test in one pool (sleepy ones
-# beside it), then hands each module its own verdicts.
+# gating, jobs) each need a few dozen suite runs. Run separately, every
+# module ends on a tail where one worker waits for the last long run; so each
+# module declares its jobs with plan(), and once collection is over (start(),
+# from tests/conftest.py) the jobs of every selected gate test start in one
+# pool in the background (sleepy ones beside it). The other self-tests run
+# meanwhile: most of their wall time is waiting (deadlines, grace periods,
+# interrupts, builds), which the pool's runs now fill; the planning modules
+# run last (order()), each taking its verdicts as they are ready.
 
 _PLANS: dict[str, tuple] = {}
 _DONE: dict[str, Verdict] = {}
+_BACKGROUND: list[Pool] = []
 
 
 def plan(module: str, jobs, *, sleepy: tuple[str, ...] = ()) -> None:
     """Declare a module's jobs: ``jobs(items)`` gets the module's selected
     pytest items and returns {job name: run_suite kwargs}; names are global,
-    so prefix them with something module-specific. ``sleepy``: see run_many."""
+    so prefix them with something module-specific. ``sleepy``: see Pool."""
     _PLANS[module] = (jobs, sleepy)
 
 
+def _module_of(item) -> str | None:
+    return getattr(getattr(item, "module", None), "__name__", None)
+
+
+def _planned(items) -> tuple[dict[str, dict], tuple[str, ...]]:
+    """The jobs (not yet done) that the selected ``items`` of planning modules need."""
+    by_module: dict[str, list] = {}
+    for item in items:
+        module = _module_of(item)
+        if module in _PLANS:
+            by_module.setdefault(module, []).append(item)
+    jobs: dict[str, dict] = {}
+    sleepy: list[str] = []
+    for module, selected in by_module.items():
+        make, module_sleepy = _PLANS[module]
+        jobs.update({k: v for k, v in make(selected).items() if k not in _DONE})
+        sleepy += module_sleepy
+    return jobs, tuple(sleepy)
+
+
+def order(items) -> list:
+    """The session's items with those of planning modules last (stable): they
+    wait for the pool, the others need not."""
+    return sorted(items, key=lambda item: _module_of(item) in _PLANS)
+
+
+def start(items) -> None:
+    """Start the jobs of every selected gate test in the background."""
+    jobs, sleepy = _planned(items)
+    if jobs and not _BACKGROUND:
+        _BACKGROUND.append(Pool(jobs, sleepy=sleepy))
+
+
+def finish() -> None:
+    """At the session's end: stop what no test took (a -x stop, an interrupt)."""
+    while _BACKGROUND:
+        _BACKGROUND.pop().close()
+
+
 def verdicts(request, names) -> dict[str, Verdict]:
-    """The verdicts of ``names`` (jobs planned by some module); the first call
-    runs every job the session's selected items need, in one pool."""
+    """The verdicts of ``names`` (jobs planned by some module): from the
+    background pool when start() ran, else every job the session's selected
+    items need runs now, in one pool."""
+    for pool in _BACKGROUND:
+        for n in names:
+            if n not in _DONE and n in pool.futures:
+                _DONE[n] = pool.result(n)
     missing = [n for n in names if n not in _DONE]
     if missing:
-        by_module: dict[str, list] = {}
-        for item in request.session.items:
-            module = getattr(getattr(item, "module", None), "__name__", None)
-            if module in _PLANS:
-                by_module.setdefault(module, []).append(item)
-        jobs: dict[str, dict] = {}
-        sleepy: list[str] = []
-        for module, items in by_module.items():
-            make, module_sleepy = _PLANS[module]
-            jobs.update({k: v for k, v in make(items).items() if k not in _DONE})
-            sleepy += module_sleepy
+        jobs, sleepy = _planned(request.session.items)
         unplanned = [n for n in missing if n not in jobs]
         assert not unplanned, f"no module planned the gate jobs {unplanned}"
-        _DONE.update(run_many(jobs, sleepy=tuple(sleepy)))
+        _DONE.update(run_many(jobs, sleepy=sleepy))
     return {n: _DONE[n] for n in names}
 
 
