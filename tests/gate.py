@@ -126,9 +126,14 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
         # carries the CPU time of the run's whole process tree (its adapters
         # and git included), which is what the matrix's cost is made of.
         with open(Path(tmp) / "out", "w+b") as out_f, open(Path(tmp) / "err", "w+b") as err_f:
-            proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out_f, stderr=err_f, start_new_session=True)
-            code, cpu, killed = _reap(proc, timeout_s)
+            with _SPAWNING:
+                proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=out_f, stderr=err_f, start_new_session=True)
+                _RUNS.add(proc.pid)
+            try:
+                code, cpu, killed = _reap(proc, timeout_s)
+            finally:
+                _RUNS.discard(proc.pid)
             out_f.seek(0)
             err_f.seek(0)
             out = out_f.read().decode("utf-8", "replace")
@@ -191,6 +196,33 @@ def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:
             _LIVE.pop(proc.pid, None)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage.ru_utime + usage.ru_stime, killed.is_set()
+
+
+# The suite runs started here and not yet reaped, by pid; _SPAWNING is held
+# from a run's fork to its exec, so that a scan holding it sees every process
+# of a run as one (own_descendants).
+_RUNS: set[int] = set()
+_SPAWNING = threading.Lock()
+
+
+def own_descendants() -> set[int]:
+    """The live descendants of this process, less the suite runs started here
+    and their trees: what a self-test started itself, while the gate pool's
+    runs go on beside it."""
+    import psutil
+    out = set()
+    with _SPAWNING:
+        runs = set(_RUNS)
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                if proc.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                if proc.pid in runs or any(p.pid in runs for p in proc.parents()):
+                    continue
+            except psutil.NoSuchProcess:
+                continue
+            out.add(proc.pid)
+    return out
 
 
 # pid -> stop() of every suite run being waited for (a background pool's
