@@ -273,51 +273,82 @@ def test_log(adapter, fx):
 
 @case("FC-095")
 def test_log_limit(adapter, fx):
-    """repo/log with limit 2, with and without a path, at ref null and at refs,
-    where git has more than 2 commits, answers exactly 2 items and truncated
-    true; and FC-094's logs (limit null: the adapter's default, with and
-    without a path, at ref null, main, feature and a tag) that list fewer
-    commits than git has say truncated true (RULINGS "Bounded compute": a
-    cut without truncated: true fails; listing other commits is FC-094's or,
+    """repo/log with limit 2, with and without a path, at ref null, main,
+    feature and every tag, where git has more than 2 commits, answers exactly
+    2 items and truncated true; with limit equal to git's count of commits
+    there it answers them all and does not say truncated true (no further
+    commit exists); and FC-094's logs (limit null: the adapter's default,
+    with and without a path, at ref null, main, feature and a tag) say
+    truncated true when they list fewer commits than git has, and only then
+    (RULINGS "Bounded compute": a cut without truncated: true, or a claim of
+    truncation that is false, fails; listing other commits is FC-094's or,
     at a ref, FC-130's).
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
-    # its own question first: a reply it cannot read is its own, FC-094's logs after
-    for ref in (None, MAIN, FEATURE):
+    # its own limit-2 questions first: a reply it cannot read is its own
+    refs = (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags")))
+    for ref in refs:
         for path in (VCS_THREE_COMMITS, None):
             if len(git_log(fx, ref or MAIN, path)) <= 2:
                 continue   # nothing more exists: no truncation to claim
-            params = {"repo": fx.repo(VCS), "ref": ref, "path": path, "limit": 2}
-            reading = read_reply(adapter.request("repo/log", params), Log,
-                                 f"repo/log {show(params)}", None)
-            count = len(reading.model.items)
-            truncated = "malformed" if reading.at("truncated") else show(reading.model.truncated)
-            fc_assert(count == 2 and reading.model.truncated is True and not reading.at("truncated"),
+            reading, what = log_reading(adapter, fx, ref, path, 2, None)
+            count, truncated = len(reading.model.items), flag(reading)
+            fc_assert(count == 2 and truncated == "true",
                       expected="2 items and truncated true (more commits exist)",
                       got=f"{count} items, truncated {truncated}",
-                      why=f"repo/log {show(params)} honours limit and says when more exists")
+                      why=f"{what} honours limit and says when more exists")
     commits = Commits(adapter, fx)
+    # a limit that git's whole history there fits exactly: no further commit exists
+    for ref in refs:
+        for path in (VCS_THREE_COMMITS, None):
+            want = [c.sha for c in git_log(fx, ref or MAIN, path)]
+            if want:
+                judge_log_cut(fx, commits, *log_reading(adapter, fx, ref, path, len(want),
+                                                        owner("log replies are")), want, ref, path)
+    # FC-094's logs, at the adapter's default limit
     for ref in (None, MAIN, FEATURE, VCS_ANNOTATED_TAG):
         for path in (VCS_THREE_COMMITS, None):
-            params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
-            what = f"repo/log {show(params)}"
-            reading = read_reply(adapter.request("repo/log", params), Log, what,
-                                 owner("log replies are"))
-            items, want = reading.model.items, [c.sha for c in git_log(fx, ref or MAIN, path)]
-            if (reading.model.truncated is True and not reading.at("truncated")) \
-                    or len(items) >= len(want):
-                continue
-            got = [commits(i.sha) for i in items]
-            wrong = not_newest_first(fx, got, want)
-            need(wrong is None, f"{what} is not a leading part of git's log, newest first: {wrong}",
-                 owner("log replies are" if ref in (None, MAIN) else "logs at a ref are"))
-            fc_assert(False, expected=f"all {len(want)} commits of git log {ref or MAIN}"
-                      + (f" -- {path}" if path else "") + ", or truncated: true",
-                      got=f"{len(items)} items, truncated "
-                      + ("malformed" if reading.at("truncated") else show(reading.model.truncated)),
-                      why=f"{what}: a log cut short says truncated: true (more commits exist)")
+            want = [c.sha for c in git_log(fx, ref or MAIN, path)]
+            judge_log_cut(fx, commits, *log_reading(adapter, fx, ref, path, None,
+                                                    owner("log replies are")), want, ref, path)
+
+
+def log_reading(adapter, fx, ref, path, limit, shape_owner):
+    """repo/log of vcs read as a Log, and the request as the failure names it."""
+    params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": limit}
+    what = f"repo/log {show(params)}"
+    return read_reply(adapter.request("repo/log", params), Log, what, shape_owner), what
+
+
+def flag(reading) -> str:
+    """A log reply's truncated as shown (``malformed`` when not a boolean)."""
+    return "malformed" if reading.at("truncated") else show(reading.model.truncated)
+
+
+def judge_log_cut(fx, commits, reading, what: str, want: list[str], ref, path) -> None:
+    """FC-095 on one log reply where git has the commits ``want``: fewer
+    items say truncated true, and every one of them listed never does. A
+    reply that is not a newest-first leading part of ``want`` (other
+    commits, a gap) is FC-094's, at a ref FC-130's: the case skips naming it."""
+    items, truncated = reading.model.items, flag(reading)
+    cut_unsaid = len(items) < len(want) and truncated != "true"
+    cut_claimed = len(items) >= len(want) and truncated == "true"
+    if not (cut_unsaid or cut_claimed):
+        return
+    wrong = not_newest_first(fx, [commits(i.sha) for i in items], want)
+    need(wrong is None, f"{what} is not a leading part of git's log, newest first: {wrong}",
+         owner("log replies are" if ref in (None, MAIN) else "logs at a ref are"))
+    history = f"git log {ref or MAIN}" + (f" -- {path}" if path else "")
+    fc_assert(not cut_unsaid, expected=f"all {len(want)} commits of {history}, or truncated: true",
+              got=f"{len(items)} items, truncated {truncated}",
+              why=f"{what}: a log cut short says truncated: true (more commits exist)")
+    fc_assert(not cut_claimed, expected=f"truncated false (or absent): all {len(want)} commits "
+              f"of {history} are listed and no further one exists",
+              got=f"{len(items)} items and truncated true (hint: truncated set because the reply "
+              f"is full, without looking one commit past it?)",
+              why=f"{what}: truncated true claims more commits than were sent")
 
 
 @case("FC-096")

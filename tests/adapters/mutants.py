@@ -651,3 +651,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals, review C)
     from tests.adapters import mutants_paths_n  # noqa: E402,F401  (listed ids served back, review C)
     from tests.adapters import mutants_paths_o  # noqa: E402,F401  (line ends and dates of the vcs tip commit)
+    from tests.adapters import mutants_paths_p  # noqa: E402,F401  (truncated claims off their owners' paths)

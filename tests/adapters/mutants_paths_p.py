@@ -1,0 +1,75 @@
+"""Path mutants, part p: `truncated` claims on paths their owner cases did
+not read (an adversarial review of every truncation rule: repo/tree FC-022,
+search/code FC-070 and FC-042, repo/log FC-095, repo/commit FC-109).
+
+Each mutant lies about truncation only where its owner did not look, and
+fails exactly its owner case (written like tests/adapters/mutants_deep.py: a
+hook class per switch, its docstring's first line what it changes, then
+"Hides on:").
+"""
+
+from __future__ import annotations
+
+from tests.adapters.hooks import ResultEdit
+from tests.adapters.mutants_deep import git_lines, promoted
+
+
+# ---------------------------------------------------------------- repo/log (FC-095)
+
+def tag_names(proxy, repo) -> set[str]:
+    """The tag names of a git repository of the fixture (none for the others)."""
+    return set(git_lines(proxy, repo, "tag")) if isinstance(repo, str) else set()
+
+
+class LogEdit(ResultEdit):
+    method = "repo/log"
+
+
+LOG_RULE = ('§3.7: "MUST (per FC-095) ... flag truncated: true whenever further matching '
+            'commits are known to exist"; RULINGS "Bounded compute": a claim of truncation '
+            'that is false fails')
+
+
+@promoted("log-complete-truncated", "FC-095", LOG_RULE)
+class LogCompleteTruncated(LogEdit):
+    """repo/log with limit null says truncated true over git's whole history.
+
+    Hides on: limit null; FC-095 read a truncated-true reply as a legal
+    budget cut and judged nothing more, and FC-094 leaves the flag to it.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("limit") is None
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@promoted("log-full-at-limit-truncated", "FC-095", LOG_RULE)
+class LogFullAtLimitTruncated(LogEdit):
+    """repo/log says truncated true whenever it returns exactly limit items (it never looks one commit past the limit).
+
+    Hides on: a limit equal to the number of commits git has there
+    (src/lib.rs's 3); FC-095 asked limit 2 where more exist, and limit null,
+    whose default page is longer than any history of vcs.
+    """
+
+    def edit(self, proxy, req, result):
+        limit = req.params.get("limit")
+        if isinstance(limit, int) and len(result.get("items") or []) == limit:
+            result["truncated"] = True
+
+
+@promoted("log-limit-no-truncated-at-tag", "FC-095", LOG_RULE)
+class LogLimitNoTruncatedAtTag(LogEdit):
+    """repo/log at a tag name honours limit but never says truncated.
+
+    Hides on: tags; FC-095 asked limit 2 at ref null, main and feature, and
+    at the annotated tag only with limit null, whose page holds its history.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("ref") in tag_names(proxy, req.params.get("repo"))
+
+    def edit(self, proxy, req, result):
+        result.pop("truncated", None)
