@@ -23,7 +23,7 @@ asked here too, and every hit must name a file that contains the term.
 from cases.api import case, fail, listing, show, warn
 from cases.facts import files_containing
 from cases.replies import folded, require_code_search, search
-from fixture.catalog import TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, WIDE
+from fixture.catalog import ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, WIDE
 
 # "About N", both ways: past MANY_TIMES the limit a cut warns; below
 # limit / MANY_TIMES hits a claimed cut fails.
@@ -33,20 +33,26 @@ MANY_TIMES = 5
 @case("FC-070")
 def test_limit_honoured_or_ignored(adapter, fx):
     """With limit 10 and 500 on a term in more than 100 files, unscoped and
-    repo:-scoped, and limit 500 on terms in one file, in alpha's files and in
-    alpha and beta, the reply either is cut with truncated true (not every
-    matching file listed, and not far fewer hits than the limit), or lists
-    every matching file with truncated false; every hit names a file that
-    contains the term.
+    repo:-scoped, limit 500 on terms in one file, in alpha's files (unscoped
+    and repo:-scoped to alpha) and in alpha and beta, and a limit equal to
+    the number of alpha's files holding its term, the reply either is cut
+    with truncated true (not every matching file listed, and not far fewer
+    hits than the limit), or lists every matching file with truncated
+    false; every hit names a file that contains the term.
 
     Falsified by: search-one-page: One-shot searches return only the first 100 hits (one backend
     page) without truncated.
     """
     require_code_search(adapter)
     scoped = f"repo:{fx.repo(WIDE)} {TERM_WIDE}"   # TERM_WIDE is in wide only
+    in_alpha = f"repo:{fx.repo(ALPHA)} {TERM_MANY_ALPHA}"   # all of them: nothing to cut
+    # a budget that every matching file fills exactly: no further hit exists
+    exact = len(files_containing(fx, TERM_MANY_ALPHA))
     for q, term, limit in ((TERM_WIDE, TERM_WIDE, 10), (TERM_WIDE, TERM_WIDE, 500),
                            (scoped, TERM_WIDE, 500), (TERM_SEVERAL, TERM_SEVERAL, 500),
-                           (TERM_MANY_ALPHA, TERM_MANY_ALPHA, 500), (TERM_LINE, TERM_LINE, 500)):
+                           (TERM_MANY_ALPHA, TERM_MANY_ALPHA, 500), (TERM_LINE, TERM_LINE, 500),
+                           (in_alpha, TERM_MANY_ALPHA, 500),
+                           (TERM_MANY_ALPHA, TERM_MANY_ALPHA, exact)):
         judge_limit(search(adapter, q, limit=limit, own=True), files_containing(fx, term),
                     term, limit)
 
@@ -73,7 +79,9 @@ def judge_limit(found, expected, term: str, limit: int) -> None:
         fail(f"{asked}: truncated true with every matching file returned claims a cut it "
              f"did not make", expected=f"truncated true with fewer than all "
              f"{len(expected)} files, or all of them without",
-             got=f"all {len(got)} hits and truncated true")
+             got=f"all {len(got)} hits and truncated true"
+             + (" (hint: truncated set because the reply holds limit hits, without looking "
+                "one hit past the limit?)" if len(hits) == limit else ""))
     if truncated is True and len(hits) * MANY_TIMES < limit:
         fail(f"{asked}: truncated true with {len(hits)} hit(s) for a budget of {limit} claims "
              f"a stop at the limit that was not reached",

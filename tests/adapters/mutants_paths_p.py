@@ -73,3 +73,45 @@ class LogLimitNoTruncatedAtTag(LogEdit):
 
     def edit(self, proxy, req, result):
         result.pop("truncated", None)
+
+
+# ---------------------------------------------------------------- search/code, one-shot (FC-070)
+
+class SearchEdit(ResultEdit):
+    method = "search/code"
+
+
+SEARCH_RULE = ('§3.13: "truncated ... true = the result set is provably incomplete"; '
+               'RULINGS "Bounded compute": a claim of truncation that is false fails')
+
+
+@promoted("scoped-search-complete-truncated", "FC-070", SEARCH_RULE)
+class ScopedSearchCompleteTruncated(SearchEdit):
+    """One-shot repo:-scoped searches say truncated true, whatever they found.
+
+    Hides on: repo:-scoped queries whose repository holds fewer matches than
+    the limit; FC-070 scoped only wide's 600-file term at limit 500, a cut
+    that is true.
+    """
+
+    def applies(self, proxy, req):
+        return not req.streaming and "repo:" in str(req.params.get("q"))
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@promoted("search-full-at-limit-truncated", "FC-070", SEARCH_RULE)
+class SearchFullAtLimitTruncated(SearchEdit):
+    """One-shot searches say truncated true whenever they return exactly limit hits (they never look one hit past the limit).
+
+    Hides on: a limit equal to the number of files that match; FC-070's
+    limits were far above or below every term's count.
+    """
+
+    def applies(self, proxy, req):
+        return not req.streaming
+
+    def edit(self, proxy, req, result):
+        if len(result.get("items") or []) == req.params.get("limit"):
+            result["truncated"] = True
