@@ -12,12 +12,12 @@ from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
 from cases.facts import URL_HOSTILE, disk_blobs, git_entries_at, read_or_none, url_hostile
 from cases.formats import b64_loose, b64_strict_problem
 from cases.gitfacts import git_show
-from cases.replies import (blob_ids, by_path, expect_error, judge_kind, listed_ids, paths_at,
-                           read_reply, sweep, swept_trees, tree, tree_what, try_request)
+from cases.replies import (attempt, blob_ids, by_path, expect_error, judge_kind, listed_ids,
+                           paths_at, read_reply, sweep, swept_trees, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
                              ALPHA_UNICODE, BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH,
                              VCS_CRLF, VCS_ESCAPE_PATHS, VCS_NO_FINAL_NEWLINE, WIDE)
-from wire.messages import Blob, read
+from wire.messages import Blob, Log, Reading, Tree, read
 
 # A hint for the common cause of a URL-hostile path going wrong on an HTTP backend.
 ESCAPE_HINT = (f"hint: the path contains URL-hostile characters ({URL_HOSTILE!r}); was it sent "
@@ -126,7 +126,8 @@ def test_entry_typing(adapter, fx):
 @case("FC-022")
 def test_truncated_flag(adapter, fx):
     """The small trees (alpha, beta, vcs; vcs at each branch and tag
-    too when refs is declared) say truncated false; wide's tree
+    too when refs is declared, and at each commit id repo/log lists when log
+    is declared too) say truncated false; wide's tree
     lists every path unless it says truncated true, and says truncated true
     only when it leaves a path out (then it lists at least one entry).
 
@@ -134,6 +135,7 @@ def test_truncated_flag(adapter, fx):
     """
     swept = sweep(adapter, fx, own=True)
     readings = {(name, ref): r for name, ref, r in swept.trees}
+    readings.update(((VCS, ref), r) for ref, r in trees_at_ids(adapter, fx))
     bad = [f"{tree_what(fx, *at)}: {m}" for at, r in readings.items() for _, m in r.at("truncated")]
     fc_assert(not bad, expected="truncated a boolean (or absent)", got=listing(bad),
               why="truncated is a JSON boolean")
@@ -156,6 +158,26 @@ def test_truncated_flag(adapter, fx):
               got=f"{len(listed & disk)} paths, truncated {show(wide.truncated)}, missing "
               f"{listing(missing, 3)}" + cap_hint(len(wide.entries), missing),
               why="an adapter that stops at a budget must say truncated true")
+
+
+def trees_at_ids(adapter, fx) -> list[tuple[str, Reading]]:
+    """(id, tree reading) of vcs at each commit id repo/log lists for the
+    default branch (the ids a host browses history by, §3.3), when refs and
+    log are declared. A log or tree reply that is an error or cannot be read
+    is left out: log replies are FC-094's, trees at an id FC-132's."""
+    if not (fx.vcs_built and adapter.caps.refs and adapter.caps.log):
+        return []
+    log, err = attempt(adapter.request, "repo/log",
+                       {"repo": fx.repo(VCS), "path": None, "ref": None, "limit": None})
+    listed = read(log, Log).model if err is None else None
+    items = listed.items if listed is not None else []
+    out = []
+    for spelled in dict.fromkeys(i.sha for i in items if isinstance(i.sha, str) and i.sha):
+        result, err = attempt(adapter.request, "repo/tree", {"repo": fx.repo(VCS), "ref": spelled})
+        reading = read(result, Tree) if err is None else None
+        if reading is not None and reading.model is not None:
+            out.append((spelled, reading))
+    return out
 
 
 @case("FC-023")

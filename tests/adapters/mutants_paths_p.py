@@ -10,6 +10,8 @@ hook class per switch, its docstring's first line what it changes, then
 
 from __future__ import annotations
 
+import re
+
 from tests.adapters.hooks import ResultEdit
 from tests.adapters.mutants_deep import git_lines, promoted
 
@@ -115,3 +117,27 @@ class SearchFullAtLimitTruncated(SearchEdit):
     def edit(self, proxy, req, result):
         if len(result.get("items") or []) == req.params.get("limit"):
             result["truncated"] = True
+
+
+# ---------------------------------------------------------------- repo/tree at a commit id (FC-022)
+
+HEX_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+@promoted("tree-at-id-truncated-lie", "FC-022",
+          '§3.3: "MUST set truncated: true when (and only when) the budget cut the walk"')
+class TreeAtIdTruncatedLie(ResultEdit):
+    """Every tree at a commit id (40 or 64 hex digits) lists every path but says truncated true.
+
+    Hides on: trees at a commit id (the host browses history by the ids
+    repo/log lists); FC-022 judged trees at ref null and at branch and tag
+    names, and FC-132, which asks trees at ids, judges their paths only.
+    """
+
+    method = "repo/tree"
+
+    def applies(self, proxy, req):
+        return HEX_ID.fullmatch(str(req.params.get("ref"))) is not None
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
