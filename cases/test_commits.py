@@ -460,17 +460,25 @@ def test_unknown_commit(adapter, fx):
 @case("FC-109")
 def test_truncated_honest(adapter, fx):
     """truncated true means the file list is incomplete: a commit whose every
-    changed file (git's first-parent diff) is listed says false (or nothing).
+    changed file (git's first-parent diff) is listed says false (or nothing),
+    asked by its full id, by git's abbreviated id, and by every branch and
+    tag name (and every sha repo/refs lists) that names it.
 
     Falsified by: root-truncated: The root commit's reply says truncated true over its full file
     list.
     """
     require_commit(adapter, fx)
-    for sha, what, git, commit, result in each_commit(adapter, fx):
+    asks = list(each_commit(adapter, fx))
+    for spelled, (sha, named) in commit_ish(adapter, fx).items():
+        asked = ask(adapter, fx, spelled)   # refusing a commit-ish is FC-101's warning
+        if asked.commit is not None:
+            asks.append((sha, f"{short(sha)} (asked as {named})", git_commit(fx, sha),
+                         asked.commit, asked.result))
+    for sha, what, git, commit, result in asks:
         if commit.truncated is not True:
             continue
         listed = set(files_of(commit, sha, result, git)[0])
         fc_assert(listed != {c.path for c in git.changes},
                   expected="truncated false: all of git's changed paths are listed",
                   got=f"truncated true beside all {len(listed)} of them",
-                  why=f"{what}: truncated says the file list is incomplete")
+                  why=f"repo/commit of {what}: truncated says the file list is incomplete")

@@ -15,7 +15,6 @@ import re
 from tests.adapters.hooks import ResultEdit
 from tests.adapters.mutants_deep import git_lines, promoted
 
-
 # ---------------------------------------------------------------- repo/log (FC-095)
 
 def tag_names(proxy, repo) -> set[str]:
@@ -138,6 +137,32 @@ class TreeAtIdTruncatedLie(ResultEdit):
 
     def applies(self, proxy, req):
         return HEX_ID.fullmatch(str(req.params.get("ref"))) is not None
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+# ---------------------------------------------------------------- repo/commit by name (FC-109)
+
+def asked_by_name(req) -> bool:
+    sha = req.params.get("sha")
+    return isinstance(sha, str) and not re.fullmatch(r"[0-9a-f]{4,64}", sha)
+
+
+@promoted("commit-by-name-truncated", "FC-109",
+          '§3.12: truncated "true = the file list is incomplete (budget reached)"')
+class CommitByNameTruncated(ResultEdit):
+    """repo/commit asked by a branch or tag name says truncated true over its full file list.
+
+    Hides on: commits asked by name (the host's "show commit" on a branch or
+    tag); FC-109 read truncated on the commits asked by full and by
+    abbreviated id, and FC-101, which asks the names, judges only the sha.
+    """
+
+    method = "repo/commit"
+
+    def applies(self, proxy, req):
+        return asked_by_name(req)
 
     def edit(self, proxy, req, result):
         result["truncated"] = True
