@@ -46,6 +46,14 @@ def lines_with(data: bytes, term: str) -> list[int]:
 _containing_cache: dict[tuple[str, str], frozenset] = {}
 
 
+def files_named(fx, text: str) -> frozenset[tuple[str, str]]:
+    """(repo id, path) of every file of the fixture whose repository-relative
+    path holds ``text``: what a path: query for it finds at the least (the
+    matching semantics are the adapter's, RULINGS "Search")."""
+    return frozenset((repo, path) for repo, name in served(fx).items()
+                     for path, kind in fx.walk(name).items() if kind == "blob" and text in path)
+
+
 def files_containing(fx, term: str) -> frozenset[tuple[str, str]]:
     """(repo id, path) of every text file of the fixture whose bytes contain ``term``.
 

@@ -275,6 +275,39 @@ def folded(hits: Iterable[SearchHit]) -> set[tuple[str, str]]:
     return {(h.repo, h.path) for h in hits}
 
 
+# "About N", both ways (RULINGS "Bounded compute"): past MANY_TIMES the limit
+# a cut warns; below limit / MANY_TIMES hits a claimed cut fails.
+MANY_TIMES = 5
+
+
+def unreached_budget(hits: int, limit: object) -> bool:
+    """A cut claimed with fewer than limit / MANY_TIMES hits: no stop at about
+    the limit (the budget was barely spent), so the claim is false."""
+    return isinstance(limit, int) and hits * MANY_TIMES < limit
+
+
+def judge_path_cut(found: "Search", term: str, hits: list, at_least: frozenset) -> None:
+    """A path: query's truncated (one-shot or streamed: ``hits`` are its items
+    or its streamed hits): a claimed cut with far fewer hits than the limit
+    is false; a reply that names some of ``at_least`` (the files whose path
+    holds ``term``) but not all of them is cut, and must say so. Files the
+    adapter's matching adds are never held against it (RULINGS "Search")."""
+    limit, truncated = found.call.params.get("limit"), found.result.truncated
+    asked = f"{found.what} limit {limit}"
+    if truncated is True and unreached_budget(len(hits), limit):
+        fail(f"{asked}: truncated true with {len(hits)} hit(s) claims a stop at the limit that "
+             f"was not reached", expected=f"about {limit} hits (at least "
+             f"{-(-limit // MANY_TIMES)}) with truncated true, or the full set without",
+             got=f"{len(hits)} hit(s), truncated true")
+    got = folded(hits) & at_least
+    if got and at_least - got and truncated is not True:
+        fail(f"{asked}: a result cut short must say truncated true",
+             expected=f"all {len(at_least)} files whose path holds {term!r}, or truncated true",
+             got=f"{len(got)} of them, truncated {show(truncated)}; missing e.g. "
+             f"{listing(f'{r} {p}' for r, p in sorted(at_least - got))} (a silently capped "
+             f"page of file names?)")
+
+
 @dataclass
 class Search:
     """One finished search/code request, its reply read as a SearchResult,

@@ -22,13 +22,8 @@ asked here too, and every hit must name a file that contains the term.
 
 from cases.api import case, fail, listing, show, warn
 from cases.facts import files_containing
-from cases.replies import folded, require_code_search, search
+from cases.replies import MANY_TIMES, folded, require_code_search, search, unreached_budget
 from fixture.catalog import ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, WIDE
-
-# "About N", both ways: past MANY_TIMES the limit a cut warns; below
-# limit / MANY_TIMES hits a claimed cut fails.
-MANY_TIMES = 5
-
 
 @case("FC-070")
 def test_limit_honoured_or_ignored(adapter, fx):
@@ -82,7 +77,7 @@ def judge_limit(found, expected, term: str, limit: int) -> None:
              got=f"all {len(got)} hits and truncated true"
              + (" (hint: truncated set because the reply holds limit hits, without looking "
                 "one hit past the limit?)" if len(hits) == limit else ""))
-    if truncated is True and len(hits) * MANY_TIMES < limit:
+    if truncated is True and unreached_budget(len(hits), limit):
         fail(f"{asked}: truncated true with {len(hits)} hit(s) for a budget of {limit} claims "
              f"a stop at the limit that was not reached",
              expected=f"about {limit} hits (at least {-(-limit // MANY_TIMES)}) with truncated "

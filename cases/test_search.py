@@ -7,11 +7,11 @@ judged by its owner (``located`` by FC-032, ``index`` by FC-033).
 """
 
 from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
-from cases.facts import disk_blobs, lines_with, read_or_none, served
+from cases.facts import disk_blobs, files_named, lines_with, read_or_none, served
 from cases.formats import instant
-from cases.replies import attempt, blob_bytes, require_code_search, search
+from cases.replies import attempt, blob_bytes, judge_path_cut, require_code_search, search
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
-                             TERM_WIDE)
+                             TERM_WIDE, WIDE_BIG_DIR)
 
 
 @case("FC-030")
@@ -172,7 +172,11 @@ def test_index_as_of_shape(adapter, fx):
 def test_file_search_inherits_code_search(adapter, fx):
     """With file_search effectively true (declared, or inherited from
     code_search), a path: query answers a result with at least one hit,
-    one-shot and streamed (the host's global search streams).
+    one-shot and streamed (the host's global search streams). A one-shot
+    path: query's truncated is honest (a streamed one's is FC-042's): not
+    true for the one file name with far fewer hits than the limit, and true
+    when a reply for wide's 1,200 flat/ files at limit 20 names some but not
+    all of them.
 
     Falsified by: no-file-search: file_search is omitted (so it inherits code_search: true) but
     path: queries answer an error.
@@ -188,3 +192,10 @@ def test_file_search_inherits_code_search(adapter, fx):
         hits = found.streamed if partial else found.items
         fc_assert(hits, expected=f"at least one hit for {what}", got=f"{len(hits)} hits",
                   why="file search is available, so a file name is found")
+        if not partial:
+            judge_path_cut(found, TERM_PATHONLY, hits, files_named(fx, TERM_PATHONLY))
+    q = f"path:{WIDE_BIG_DIR}"
+    found, err = attempt(search, adapter, q, limit=CUT_LIMIT, own=True)
+    fc_assert(err is None, expected="a result", got=f"an error: {err.message if err else ''}",
+              why=f"file search is available, so search/code {q!r} is served")
+    judge_path_cut(found, WIDE_BIG_DIR, found.items, files_named(fx, WIDE_BIG_DIR))

@@ -21,10 +21,10 @@ or after a cancel (a backend's filename search can be another code path).
 
 from cases.api import case, fail, fc_assert, listing, need, owner, show, skip
 from cases.formats import is_int
-from cases.facts import files_containing
+from cases.facts import files_containing, files_named
 from cases.monitoring import judge_own_traffic
-from cases.replies import (attempt, folded, frame_items, partial_frames, partial_id, read_reply,
-                           search, tree)
+from cases.replies import (MANY_TIMES, attempt, folded, frame_items, judge_path_cut,
+                           partial_frames, partial_id, read_reply, search, tree, unreached_budget)
 from cases.settings import INACTIVITY_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
                              TERM_WIDE, WIDE_BIG_DIR)
@@ -127,10 +127,13 @@ METADATA_STREAMS = ((TERM_MANY_ALPHA, 500), (TERM_SEVERAL, 500), (TERM_LINE, 500
 def test_streamed_reply_is_metadata_only(adapter, fx):
     """A streamed reply, complete or cut by its limit (streams of one batch,
     of several batches, of a single hit, and of wide's 600 files at limits 20
-    and 500, and a streamed path: query with file search), has `items`
-    absent or [], and `truncated` absent or a boolean that is true exactly
-    when the streamed hits miss a matching file; the hits of a matching query
-    arrived through $/partial and name files that contain the term. Items in
+    and 500, and with file search streamed path: queries for one file name
+    and for wide's 1,200 flat/ files at limit 20), has `items` absent or [],
+    and `truncated` absent or a boolean that is true exactly when the
+    streamed hits miss a matching file (for a path: query, a file whose path
+    holds the text), never with far fewer hits than the limit; the hits of a
+    matching query arrived through $/partial and name files that contain the
+    term. Items in
     the final reply of any stream of the run fail here too (the protocol
     monitor's verdict names where).
 
@@ -139,13 +142,14 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     """
     require_search(adapter)
     if adapter.caps.file_search:   # a file-search-only adapter streams path: queries too
-        q = PATH_Q
-        found, err = attempt(search, adapter, q, partial=True, own=True)
-        if err is not None:   # a path: query refused is FC-034's
-            need(adapter.caps.code_search, f"search/code {q!r} (streamed) answered an error "
-                 f"({err.message})", owner("path: queries are"))
-        else:
+        for q, text, limit in ((PATH_Q, TERM_PATHONLY, 500), (PATH_CUT_Q, WIDE_BIG_DIR, CUT_LIMIT)):
+            found, err = attempt(search, adapter, q, limit=limit, partial=True, own=True)
+            if err is not None:   # a path: query refused is FC-034's
+                need(adapter.caps.code_search, f"search/code {q!r} (streamed) answered an "
+                     f"error ({err.message})", owner("path: queries are"))
+                continue
             judge_metadata_only(found, None)
+            judge_path_cut(found, text, found.streamed, files_named(fx, text))
     if adapter.caps.code_search:
         for term, limit in METADATA_STREAMS:
             found = search(adapter, term, limit=limit, partial=True, own=True)
@@ -175,8 +179,16 @@ def judge_metadata_only(found, expected):
     fc_assert(not truncated, expected="truncated a boolean",
               got=listing(m for _, m in truncated),
               why="the streamed reply's truncated is authoritative")
+    if expected is None:
+        return   # a path: query: judge_path_cut
+    limit, count = found.call.params.get("limit"), len(found.streamed)
+    fc_assert(not (found.result.truncated is True and unreached_budget(count, limit)),
+              expected=f"about {limit} hits (at least {-(-limit // MANY_TIMES)}) streamed with "
+              f"truncated true, or every matching file without",
+              got=f"{count} hit(s) streamed and truncated true for {asked}",
+              why="truncated true claims a stop at the limit that was not reached")
     got = folded(found.streamed)
-    if expected is None or not got:
+    if not got:
         return   # nothing streamed: the presence check is the case's own
     wrong = got - expected
     fc_assert(not wrong, expected="streamed hits on files that contain the term",

@@ -14,6 +14,7 @@ import re
 
 from tests.adapters.hooks import ResultEdit
 from tests.adapters.mutants_deep import git_lines, promoted
+from tests.adapters.proxy import Hooks, result_of
 
 # ---------------------------------------------------------------- repo/log (FC-095)
 
@@ -76,7 +77,7 @@ class LogLimitNoTruncatedAtTag(LogEdit):
         result.pop("truncated", None)
 
 
-# ---------------------------------------------------------------- search/code, one-shot (FC-070)
+# ---------------------------------------------------------------- one-shot search (FC-070)
 
 class SearchEdit(ResultEdit):
     method = "search/code"
@@ -118,7 +119,109 @@ class SearchFullAtLimitTruncated(SearchEdit):
             result["truncated"] = True
 
 
-# ---------------------------------------------------------------- repo/tree at a commit id (FC-022)
+# ---------------------------------------------------------------- path: and streams (FC-034, FC-042)
+
+def path_query(req) -> bool:
+    return req is not None and str(req.params.get("q")).startswith("path:")
+
+
+@promoted("path-oneshot-truncated-lie", "FC-034", SEARCH_RULE)
+class PathOneShotTruncatedLie(SearchEdit):
+    """One-shot path: searches say truncated true, whatever they found (path:zeppelin: its one file).
+
+    Hides on: path: queries; FC-034 asked for at least one hit and read no
+    truncated, and FC-070 asks content terms only.
+    """
+
+    def applies(self, proxy, req):
+        return not req.streaming and path_query(req)
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@promoted("path-oneshot-cut-untruncated", "FC-034",
+          'RULINGS "Bounded compute": what fails is ... a cut without truncated: true')
+class PathOneShotCutUntruncated(SearchEdit):
+    """One-shot path: searches stopped by their limit say truncated false.
+
+    Hides on: a path: query with more matching files than its limit
+    (path:flat, wide's 1,200 files); no case asked one one-shot.
+    """
+
+    def applies(self, proxy, req):
+        return not req.streaming and path_query(req)
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = False
+
+
+@promoted("path-stream-cut-untruncated", "FC-042",
+          '§5.3: "the final reply ... carries the authoritative truncated"; RULINGS "Bounded '
+          'compute": a cut without truncated: true fails')
+class PathStreamCutUntruncated(SearchEdit):
+    """Streamed path: searches stopped by their limit end with truncated false.
+
+    Hides on: path: streams; FC-042 judged the truncated of content streams
+    only (a path: stream had no expected set), and path:flat at limit 20
+    was streamed by FC-041 and FC-044, which do not read it.
+    """
+
+    def applies(self, proxy, req):
+        return req.streaming and path_query(req)
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = False
+
+
+@promoted("path-stream-truncated-lie", "FC-042",
+          '§5.3: "the final reply ... carries the authoritative truncated"; ' + SEARCH_RULE)
+class PathStreamTruncatedLie(SearchEdit):
+    """Streamed path: searches end with truncated true, whatever they streamed (path:zeppelin: its one file).
+
+    Hides on: path: streams, whose truncated FC-042 did not read.
+    """
+
+    def applies(self, proxy, req):
+        return req.streaming and path_query(req)
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
+@promoted("stream-first-hit-truncated", "FC-042",
+          '§3.13: "SHOULD Stop scanning at about N results and set truncated: true"; RULINGS '
+          '"Bounded compute": a claim of truncation that is false fails (below limit / 5 hits)')
+class StreamFirstHitTruncated(Hooks):
+    """Streamed content searches send their first hit only and end with truncated true when they dropped any (a cut far below the limit).
+
+    Hides on: streams; FC-070 fails a one-shot reply that claims a cut with
+    fewer than limit / 5 hits, but FC-042 read a stream's truncated true
+    as honest whenever a matching file was missing.
+    """
+
+    def partial(self, proxy, req, msg):
+        if req is None or req.method != "search/code" or path_query(req):
+            return msg
+        if req.state.get("sent"):
+            req.state["cut"] = True
+            return None
+        params = msg.get("params")
+        items = params.get("items") if isinstance(params, dict) else None
+        if isinstance(items, list) and items:
+            params["items"] = items[:1]
+            req.state["sent"] = True
+            req.state["cut"] = len(items) > 1
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "search/code" and req.state.get("cut") and result:
+            result["truncated"] = True
+        return msg
+
+
+# ---------------------------------------------------------------- tree at an id (FC-022)
 
 HEX_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
@@ -142,7 +245,7 @@ class TreeAtIdTruncatedLie(ResultEdit):
         result["truncated"] = True
 
 
-# ---------------------------------------------------------------- repo/commit by name (FC-109)
+# ---------------------------------------------------------------- commit by name (FC-109)
 
 def asked_by_name(req) -> bool:
     sha = req.params.get("sha")
