@@ -3,15 +3,17 @@ not read (an adversarial review of every truncation rule: repo/tree FC-022,
 search/code FC-070 and FC-042, repo/log FC-095, repo/commit FC-109).
 
 Each mutant lies about truncation only where its owner did not look, and
-fails exactly its owner case (written like tests/adapters/mutants_deep.py: a
-hook class per switch, its docstring's first line what it changes, then
-"Hides on:").
+fails exactly its owner case; the two controls at the end are legal
+variations those cases must keep green (written like
+tests/adapters/mutants_deep.py: a hook class per switch, its docstring's
+first line what it changes, then "Hides on:").
 """
 
 from __future__ import annotations
 
 import re
 
+from tests.adapters.controls_deep import kept
 from tests.adapters.hooks import ResultEdit
 from tests.adapters.mutants_deep import git_lines, promoted
 from tests.adapters.proxy import Hooks, result_of
@@ -269,3 +271,69 @@ class CommitByNameTruncated(ResultEdit):
 
     def edit(self, proxy, req, result):
         result["truncated"] = True
+
+
+# ---------------------------------------------------------------- controls
+
+@kept("tree-budget-2000",
+      '§3.3: "aggregate the backend\'s pages up to an adapter-chosen budget ... set truncated: '
+      'true when (and only when) the budget cut the walk"')
+class TreeBudget2000(ResultEdit):
+    """Trees at ref null stop at an adapter budget of 2,000 entries and then say truncated true (wide's, the only tree that large).
+
+    A control, not a mutant: the budget is the adapter's to choose, and a
+    walk it cut says so. FC-020 lets a truncated tree leave paths out and
+    FC-022 accepts the cut; nothing else may hold the missing paths against
+    it.
+    """
+
+    method = "repo/tree"
+    BUDGET = 2000
+
+    def applies(self, proxy, req):
+        return req.params.get("ref") is None
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries")
+        if isinstance(entries, list) and len(entries) > self.BUDGET:
+            result["entries"] = entries[:self.BUDGET]
+            result["truncated"] = True
+
+
+@kept("path-name-only",
+      'RULINGS "Search": the protocol fixes the qualifiers, not matching semantics (a path: '
+      'query may match file names only)')
+class PathNameOnly(Hooks):
+    """path: queries match the file name only, not the directories above it (path:flat finds none of wide's flat/ files).
+
+    A control, not a mutant: how a path: query matches is the adapter's.
+    FC-034 and FC-042 judge a path: query's truncated against the files whose
+    path holds the text only when the reply names some of them; a reply
+    that names none of them, complete, passes.
+    """
+
+    def _query(self, req) -> str | None:
+        q = req.params.get("q") if req is not None and req.method == "search/code" else None
+        return q[len("path:"):] if isinstance(q, str) and q.startswith("path:") else None
+
+    def _keep(self, req, items):
+        text = self._query(req)
+        return [h for h in items if not isinstance(h, dict)
+                or text in str(h.get("path", "")).rsplit("/", 1)[-1]]
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if self._query(req) is not None and isinstance(params, dict) \
+                and isinstance(params.get("items"), list):
+            params["items"] = self._keep(req, params["items"])
+            if not params["items"]:
+                return None   # a batch of nothing is not sent
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if self._query(req) is not None and result is not None:
+            if isinstance(result.get("items"), list):
+                result["items"] = self._keep(req, result["items"])
+            result["truncated"] = False   # what is left is every file name holding the text
+        return msg
