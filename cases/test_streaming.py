@@ -133,9 +133,8 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     streamed hits miss a matching file (for a path: query, a file whose path
     holds the text), never with far fewer hits than the limit; the hits of a
     matching query arrived through $/partial and name files that contain the
-    term. Items in
-    the final reply of any stream of the run fail here too (the protocol
-    monitor's verdict names where).
+    term. Items in the final reply of any stream of the run fail here too
+    (the protocol monitor's verdict names where).
 
     Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
     reply.
