@@ -102,10 +102,14 @@ class Verdict:
 
 def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple[str, ...] = (),
               env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S,
-              python: str | None = None, root: Path = REPO, jobs: str | None = "1") -> Verdict:
+              python: str | None = None, root: Path = REPO, jobs: str | None = "1",
+              environ: dict[str, str] | None = None) -> Verdict:
     """Run the whole suite (or ``cases``) against ``adapter`` and parse the report
     (``root``: the checkout whose ``run`` to use; bench.py compares two).
-    ``jobs``: --jobs, unless ``options`` say; None leaves the run its default."""
+    ``jobs``: --jobs, unless ``options`` say; None leaves the run its default.
+    ``env``: the run's whole environment (but TMPDIR and the bytecode pin);
+    else ``environ`` (default: this process's, as it is now) and a TMPDIR of
+    the run's own."""
     with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
         report_path = Path(tmp) / "report.json"
         argv = [python or sys.executable, str(root / "run"), "--json", str(report_path)]
@@ -119,8 +123,9 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
         # A failing run keeps its failing cases' transcripts in a temp folder
         # (for an author, on purpose); here that folder is this run's, so the
         # gates, the matrix and the benchmarks leave none behind.
-        pin = bytecode_env()
-        env = {**os.environ, **pin, "TMPDIR": tmp} if env is None else {"TMPDIR": tmp, **pin, **env}
+        base = os.environ if environ is None else environ
+        pin = bytecode_env(base)
+        env = {**base, **pin, "TMPDIR": tmp} if env is None else {"TMPDIR": tmp, **pin, **env}
         started = time.monotonic()
         # Output goes to files and the run is reaped with wait4, so the verdict
         # carries the CPU time of the run's whole process tree (its adapters
@@ -154,14 +159,15 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
     return verdict
 
 
-def bytecode_env() -> dict[str, str]:
+def bytecode_env(environ=None) -> dict[str, str]:
     """FORGE_BYTECODE_DIR for the test adapters a run starts: this process's
     bytecode folder. Each spawn gets an XDG_CACHE_HOME of its own from the
     suite, so without it every proxy of the matrix compiled its modules again
     (about 0.1 s of CPU a spawn, 3 s a mutant run)."""
     from cases.invocation import BYTECODE_ENV, bytecode_dir
 
-    where = os.environ.get(BYTECODE_ENV) or sys.pycache_prefix or bytecode_dir()
+    where = (os.environ if environ is None else environ).get(BYTECODE_ENV) \
+        or sys.pycache_prefix or bytecode_dir()
     return {BYTECODE_ENV: where} if where else {}
 
 
@@ -280,11 +286,17 @@ class Pool:
     Longest first, by the wall times of the previous session (kept beside the
     fixture cache): a run that waits out timeouts then overlaps the
     CPU-bound ones instead of starting last and leaving one worker alone on
-    the tail. Without a history the jobs keep their order."""
+    the tail. Without a history the jobs keep their order.
+
+    Every run gets the environment as it was when the pool started: the
+    self-tests running beside it change this process's (a PATH without
+    git, a private fixture cache, knobs) for their own subprocesses only."""
 
     def __init__(self, jobs: dict[str, dict], *, sleepy: tuple[str, ...] = ()):
         from concurrent.futures import ThreadPoolExecutor
 
+        environ = dict(os.environ)
+        jobs = {name: {"environ": environ, **kwargs} for name, kwargs in jobs.items()}
         history = _load_history()
         sleepers = [n for n in jobs if n in sleepy]
         rest = sorted((n for n in jobs if n not in sleepy),
