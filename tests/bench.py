@@ -358,7 +358,7 @@ def _phase_run(root: Path) -> dict:
         # the anatomy of a run in one process: phases.py times pytest in-process
         one = ["--jobs", "1"] if _knows_jobs(root) else []
         argv = [_suite_python(root), str(ROOT / "tests" / "phases.py"), str(out),
-                "--json", str(report), *one, "--", *gate.reference(root)]
+                "--json", str(report), *one, "--"]   # nothing after --: the run's own reference
         env["FORGE_BENCH_T0"] = repr(time.time())
         started = time.monotonic()
         proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
@@ -410,7 +410,9 @@ def cmd_suite(args) -> int:
     for n in range(args.runs):
         order = trees if n % 2 == 0 else trees[::-1]
         for tree in order:
-            v = gate.run_suite(gate.reference(tree), root=tree,
+            # no adapter argv: the reference as `python3 run` starts it (from
+            # its compiled script), not as an adapter command given after --
+            v = gate.run_suite([], root=tree,
                                jobs=args.jobs if _knows_jobs(tree) else None)
             if v.code != 0 or v.report is None:
                 print(f"suite: the reference run in {tree} exited {v.code}\n{v.explain()}")
