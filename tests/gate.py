@@ -301,11 +301,17 @@ class Pool:
         sleepers = [n for n in jobs if n in sleepy]
         rest = sorted((n for n in jobs if n not in sleepy),
                       key=lambda n: -history.get(n, {}).get("wall_s", 0.0))
+        self.closing = threading.Event()
         self.busy = ThreadPoolExecutor(max_workers=workers())
         self.sleeping = ThreadPoolExecutor(max_workers=max(1, len(sleepers)))
-        self.futures = {name: self.sleeping.submit(run_suite, **jobs[name]) for name in sleepers}
-        self.futures.update({name: self.busy.submit(run_suite, **jobs[name]) for name in rest})
+        self.futures = {name: self.sleeping.submit(self._run, jobs[name]) for name in sleepers}
+        self.futures.update({name: self.busy.submit(self._run, jobs[name]) for name in rest})
         self.closed = False
+
+    def _run(self, kwargs: dict) -> Verdict:
+        if self.closing.is_set():     # taken from the queue as the pool was being closed
+            return Verdict([], None, None, "", "[gate] not started: the pool was closed", 0.0)
+        return run_suite(**kwargs)
 
     def result(self, name: str) -> Verdict:
         return self.futures[name].result()
@@ -317,15 +323,15 @@ class Pool:
         if self.closed:
             return
         self.closed = True
+        self.closing.set()
         for pool in (self.busy, self.sleeping):
             pool.shutdown(wait=False, cancel_futures=True)
-        names = set(self.futures)
         if not all(f.done() for f in self.futures.values()):
             stop_running()
         for pool in (self.busy, self.sleeping):
             pool.shutdown(wait=True)
         _save_history({n: f.result() for n, f in self.futures.items()
-                       if n in names and f.done() and not f.cancelled() and f.exception() is None})
+                       if f.done() and not f.cancelled() and f.exception() is None})
 
 
 def stop_running() -> None:
