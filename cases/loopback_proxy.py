@@ -179,8 +179,8 @@ class GatedProxy(LoopbackListener):
             else:
                 upstream.sendall(_origin_form(head))
             self._pump(conn, upstream)
-        except OSError:
-            pass
+        except (OSError, ValueError):
+            pass    # (ValueError: close() closed a socket of ours while select waited on it)
         finally:
             for s in (conn, upstream):
                 if s is not None:

@@ -89,6 +89,13 @@ class LoopbackListener:
         self._thread.join(5)
         with self._lock:
             socks = self._held_sockets()
+        for s in socks:
+            # a thread waiting in select on it is not woken by close(): a
+            # shutdown makes it readable (EOF), and the thread ends
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         for s in [self._sock, self._wake_r, self._wake_w, *socks]:
             close_quietly(s)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import threading
 import urllib.request
 
 import pytest
@@ -55,6 +56,28 @@ def test_connect_tunnels_to_loopback(double):
         reply = conn.getresponse()
         assert (reply.status, reply.read()) == (200, b"hello /tunnel")
         conn.close()
+
+
+def test_closing_the_proxy_ends_an_open_tunnel_quietly(double, monkeypatch):
+    """close() ends a tunnel whose relay waits in select: the relay thread
+    ends at once and without an exception (it used to wait out its 30 s idle
+    timeout on sockets already closed, and could die in select on a closed
+    socket's file descriptor, -1)."""
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    proxy = GatedProxy()
+    with proxy:
+        proxy.open_gate()
+        client = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        client.sendall(f"CONNECT 127.0.0.1:{double} HTTP/1.1\r\n\r\n".encode())
+        assert client.recv(4096).startswith(b"HTTP/1.1 200")   # the relay is pumping now
+        relays = [t for t in threading.enumerate() if t.name == proxy._handler_name]
+        assert relays
+    for relay in relays:
+        relay.join(10)
+        assert not relay.is_alive()
+    client.close()
+    assert not raised, [str(args.exc_value) for args in raised]
 
 
 def test_other_addresses_are_refused_without_contact():
