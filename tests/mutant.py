@@ -10,15 +10,17 @@ mutant matrix, each with the cases it must fail) and tests/adapters/controls.py
 (legal variations that must pass). The suite appends the fixture directory.
 """
 
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# os.path, not pathlib: started about 30 times a run (tests/adapters/proxy.py)
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
 from cases.invocation import keep_bytecode  # noqa: E402  (os and sys only)
 
 keep_bytecode()   # started dozens of times a run: its modules compile once
 
-INDEX = Path(__file__).resolve().parent / "adapters" / "INDEX.txt"
+INDEX = os.path.join(HERE, "adapters", "INDEX.txt")
 
 
 def _tables():
@@ -37,7 +39,9 @@ def load(switch: str, *, fall_back: bool = True):
 
     module = None
     try:
-        for line in INDEX.read_text(encoding="utf-8").splitlines():
+        with open(INDEX, encoding="utf-8") as index:
+            text = index.read()
+        for line in text.splitlines():
             words = line.split()
             if len(words) == 2 and words[0] == switch:
                 module = words[1]
@@ -56,7 +60,9 @@ def load(switch: str, *, fall_back: bool = True):
     if not fall_back:
         return None
     # a stale index: every module that registers into the tables
-    for path in sorted(INDEX.parent.glob("*.py")):
+    from pathlib import Path
+
+    for path in sorted(Path(INDEX).parent.glob("*.py")):
         if path.stem.startswith(("mutants", "controls")):
             importlib.import_module(f"tests.adapters.{path.stem}")
     mutants, controls = _tables()

@@ -42,3 +42,19 @@ def test_deep_switches_stay_out_of_the_matrix():
     assert not clash, f"switch names shared with the matrix: {sorted(clash)}"
     pending = [s for s, v in MUTANTS.items() if v.expected & {PENDING, UNOWNED}]
     assert not pending, f"in the matrix without a registry owner: {pending}"
+
+
+def test_deep_adapter_starts_and_lists_every_switch():
+    """tests/mutant_deep.py, the adapter deep_verdicts.py and deep_monitor.py
+    start, loads its tables in a fresh interpreter (it once failed at every
+    start on an import cycle between the deep modules and the matrix)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "mutant_deep.py"
+    done = subprocess.run([sys.executable, "-S", str(script), "--list"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+    assert listed == set(DEEP) | set(DEEP_CONTROLS), sorted(listed ^ (set(DEEP) | set(DEEP_CONTROLS)))

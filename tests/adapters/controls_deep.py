@@ -12,11 +12,12 @@ Run one: ``python3 tests/mutant_deep.py <switch> <fixture-dir>``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import itertools
 import re
-import socket
 import subprocess
+
+# datetime and socket are imported where used: every test adapter process
+# imports this module, few of them use either (see tests/adapters/proxy.py).
 
 from tests.adapters.hooks import Variant, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
@@ -72,6 +73,7 @@ class ChangingUnknownMembers(Hooks):
                 self._mark(inner)
 
     def reply(self, proxy, req, msg):
+        import datetime as _dt
         result = result_of(msg)
         if result is not None:
             caps = result.get("capabilities") if req is not None and req.method == "initialize" else None
@@ -215,6 +217,7 @@ class DateRewrite(Hooks):
         return when.isoformat()
 
     def _one(self, row):
+        import datetime as _dt
         if isinstance(row, dict) and isinstance(row.get("date"), str):
             try:
                 when = _dt.datetime.fromisoformat(row["date"].replace("Z", "+00:00"))
@@ -242,6 +245,7 @@ class DatesUtc(DateRewrite):
         return super().reply(proxy, req, msg)
 
     def spell(self, when):
+        import datetime as _dt
         text = when.astimezone(_dt.timezone.utc).isoformat()
         return text.replace("+00:00", "Z") if self.z else text
 
@@ -253,6 +257,7 @@ class DatesBasicFormat(DateRewrite):
     """Dates in ISO-8601 basic format (20260302T093000Z)."""
 
     def spell(self, when):
+        import datetime as _dt
         return when.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
@@ -368,6 +373,7 @@ class LoopbackTestDouble(TestDouble):
     """The wrapper's loopback test double listens from the start; the adapter connects to it directly on its first repo/tree."""
 
     def fetch(self, url):
+        import socket
         with socket.create_connection(self.double.address, timeout=5) as conn:
             conn.sendall(b"GET /api/v4/projects HTTP/1.0\r\nHost: test-double\r\n\r\n")
             if not conn.recv(64).startswith(b"HTTP/1."):

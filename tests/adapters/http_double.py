@@ -6,7 +6,6 @@ tests/test_loopback_proxy.py relays to it through FC-052's proxy."""
 from __future__ import annotations
 
 import threading
-from typing import Callable
 
 
 class HttpDouble:

@@ -28,12 +28,12 @@ prints the verdict table.
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import os
 import re
-import socket
 import subprocess
-from pathlib import Path
+
+# datetime, socket and pathlib are imported where used: every test adapter
+# process imports this module, few of them use any (see tests/adapters/proxy.py).
 
 from fixture.catalog import VCS_BLAME_TWO_AUTHORS, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
 from tests.adapters.hooks import (
@@ -856,8 +856,9 @@ class CapsChangeAfterCacheWrite(InitResult):
     Hides on: a respawn after real work; FC-051 respawns twice without a request in between.
     """
 
-    def marker(self, proxy) -> Path | None:
+    def marker(self, proxy):
         cache = proxy.init_params.get("cache_dir")
+        from pathlib import Path
         return Path(cache) / "served" if isinstance(cache, str) else None
 
     def request(self, proxy, req, msg):
@@ -883,6 +884,7 @@ class NetworkOnReinitialize(Hooks):
     """
 
     def request(self, proxy, req, msg):
+        import socket
         if req.method == "initialize" and req.id != 1:
             with socket.socket() as server:
                 server.bind(("127.0.0.1", 0))
@@ -1191,6 +1193,7 @@ class LogUnfilteredDatesNotIso(LogEdit):
         return req.params.get("path") is None
 
     def edit(self, proxy, req, result):
+        import datetime as _dt
         for item in result.get("items") or []:
             try:
                 when = _dt.datetime.fromisoformat(str(item.get("date")).replace("Z", "+00:00"))

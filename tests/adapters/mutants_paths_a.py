@@ -13,7 +13,6 @@ from tests.adapters.mutants_deep import promoted  # noqa: F401
 from tests.adapters.proxy import Hooks  # noqa: F401
 
 import time
-from pathlib import Path
 
 from fixture.catalog import WIDE
 from tests.adapters.hooks import KindRewrite, StreamPause, repo_name
@@ -65,6 +64,7 @@ class RefIndexInHostRoot(Hooks):
         if (req is None or req.method != "repo/tree" or not isinstance(ref, str) or not ref
                 or result_of(msg) is None or not isinstance(cache, str)):
             return msg
+        from pathlib import Path
         index = Path(cache).parent.parent / "index" / "refs" / repo_name(req.params.get("repo"))
         index.mkdir(parents=True, exist_ok=True)
         (index / ref.replace("/", "_")).write_text(str(result_of(msg).get("branch", ref)))

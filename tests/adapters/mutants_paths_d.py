@@ -11,7 +11,6 @@ per switch, its docstring's first line what it changes, then "Hides on:"
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import subprocess
 
@@ -147,6 +146,7 @@ class BlameAtRefDatesGitFormat(Hooks):
     """
 
     def reply(self, proxy, req, msg):
+        import datetime as _dt
         result = result_of(msg)
         if req is None or req.method != "repo/blame" or result is None \
                 or req.params.get("ref") in (None, VCS_DEFAULT_BRANCH):

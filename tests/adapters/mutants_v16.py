@@ -10,7 +10,6 @@ not look first: another commit, method, repository or ref.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 from tests.adapters.hooks import (AwaitsCancel, BlobIds, KindRewrite, PairReplies, ResultEdit,
                                   fixture_repos, git_blob_id, is_git, read_worktree, repo_name)
@@ -373,6 +372,7 @@ class BlobsInHostRoot(Hooks):
         cache = proxy.init_params.get("cache_dir")
         if req is not None and req.method == "repo/blob" and result is not None \
                 and isinstance(cache, str):
+            from pathlib import Path
             blobs = Path(cache).parent.parent / "blobs"
             blobs.mkdir(parents=True, exist_ok=True)
             (blobs / str(req.params.get("sha"))[:64]).write_text(str(result.get("bytes_b64")))

@@ -33,11 +33,14 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
-from typing import Any, Callable
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO / "vendor" / "fs_provider.py"
+# No pathlib or typing here, nor in what a test adapter imports at its start
+# (hooks.py, the switch's module): about 30 adapter processes start per run
+# of the matrix, and those imports were 6 ms of each one's ~36 ms of CPU.
+# Annotations are never evaluated (postponed, PEP 563): `Any` and `Callable`
+# below are names for the reader only.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+REFERENCE = os.path.join(REPO, "vendor", "fs_provider.py")
 PRIVATE_ID_BASE = 1 << 40        # ids of the proxy's own questions to the child
 EOF_GRACE_S = 5.0                # after stdin EOF, the child's time to exit by itself
 
@@ -258,7 +261,8 @@ class Proxy:
     def __init__(self, hooks: Hooks, args: list[str]):
         self.hooks = hooks
         self.args = list(args)
-        self.fixture = Path(args[-1]) if args else Path(os.environ.get("FORGE_FIXTURE_DIR", "."))
+        self.fixture_dir = args[-1] if args else os.environ.get("FORGE_FIXTURE_DIR", ".")
+        self._fixture = None
         self.requests: dict[int, Request] = {}
         self.init_params: dict = {}
         self._host_lock = threading.Lock()
@@ -269,6 +273,14 @@ class Proxy:
         self.child: subprocess.Popen | None = None
 
     # ------------------------------------------------------------------ output
+
+    @property
+    def fixture(self):
+        """The fixture directory as a pathlib.Path (imported at the first hook that asks)."""
+        if self._fixture is None:
+            from pathlib import Path
+            self._fixture = Path(self.fixture_dir)
+        return self._fixture
 
     def send_host(self, msg: Any) -> None:
         """Write one protocol line to the host; a reply retires its request."""
