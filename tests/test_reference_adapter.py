@@ -1051,3 +1051,37 @@ def test_stdin_eof_finishes_the_work_in_hand_then_exits_cleanly(fx):
         assert provider.child.wait(WAIT_S) == 0
     finally:
         provider.close()
+
+
+# ---------------------------------------------------------------- the batch git
+
+@needs_git
+def test_batch_git_answers_what_it_cannot_see_through_a_git_of_its_own(tmp_path):
+    """The reference reads objects through one long-lived `git cat-file
+    --batch` per repository (vendor/fs_provider.py GitObjects). A commit made
+    after it started, asked by a short id (which that git may not list), a
+    ref it has no answer for and a name git must never see are answered as a
+    git started for the question would; its batch git ends with it."""
+    import psutil
+
+    work = tmp_path / "later"
+    make_git_repo(work)
+    (work / "a.txt").write_bytes(b"one\n")
+    first = commit_all(work, "First", 1_700_000_000)
+    with spawn(tmp_path) as provider:
+        assert provider.request("repo/commit", {"repo": repo("later"), "sha": "main"})["sha"] == first
+        batch = [p for p in psutil.Process(provider.child.pid).children(recursive=True)
+                 if "cat-file" in p.cmdline()]
+        assert len(batch) == 1, [p.cmdline() for p in batch]
+        (work / "a.txt").write_bytes(b"two\n")
+        second = commit_all(work, "Second", 1_700_000_100)
+        for name in (second[:12], second, "main", "HEAD~1"):
+            want = first if name == "HEAD~1" else second
+            assert provider.request("repo/commit", {"repo": repo("later"), "sha": name})["sha"] == want
+        for name in ("main\nHEAD", "no-such-branch", "0" * 40, "-p"):
+            assert kind_of(provider, "repo/commit", {"repo": repo("later"), "sha": name}) == "not_found"
+        assert batch[0].is_running() and batch[0].status() != psutil.STATUS_ZOMBIE
+        provider.child.close_stdin()
+        assert provider.child.wait(WAIT_S) == 0
+    with pytest.raises(psutil.NoSuchProcess):
+        batch[0].status()          # waited for by the adapter before it exited, not left running

@@ -563,6 +563,108 @@ def git_fixed(repo_dir: str, *args: str) -> bytes:
     return out
 
 
+class GitObjects:
+    """git's objects of one repository through a `git cat-file --batch` kept
+    open for the life of the process.
+
+    A provider process asks git a handful of short questions per repository
+    (the commit a ref names, a blob's bytes, the blobs of a tree to hash),
+    and starting a git for each one cost more than the answer. Only a found
+    object is trusted: "missing" or "ambiguous" from a git that has been
+    running a while may be stale (objects written since, short ids it has
+    listed before), so the caller then asks a git of its own, as it would
+    without this. Any trouble with the batch process (it ended, it answered
+    something unreadable) turns it off for the rest of the process: every
+    question then goes to a git of its own. It ends with the process
+    (close_all) or, killed with it, at EOF on its input.
+    """
+
+    def __init__(self, repo_dir: str):
+        self.repo_dir = repo_dir
+        self._lock = threading.Lock()
+        self._proc = None
+        self._off = False
+
+    def lookup(self, name: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, content) of the object ``name`` names, or None."""
+        if not name or any(c in name for c in "\n\r\0") or name.startswith("-"):
+            return None
+        with self._lock:
+            if self._off:
+                return None
+            try:
+                proc = self._started()
+                proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+                proc.stdin.flush()
+                header = proc.stdout.readline()
+                fields = header.split()
+                if not header.endswith(b"\n") or not fields:
+                    raise OSError("git cat-file --batch ended")
+                if fields[-1] in (b"missing", b"ambiguous"):
+                    return None
+                if len(fields) != 3 or not fields[2].isdigit():
+                    raise OSError(f"git cat-file --batch said {header[:200]!r}")
+                size = int(fields[2])
+                data = proc.stdout.read(size + 1)
+                if len(data) != size + 1:
+                    raise OSError("git cat-file --batch ended mid-object")
+                return fields[0].decode(), fields[1].decode(), data[:size]
+            except (OSError, ValueError) as exc:
+                note(f"git cat-file --batch in {self.repo_dir}: {exc}; asking git per question")
+                self._off = True
+                self._close()
+                return None
+
+    def _started(self):
+        if self._proc is None:
+            import subprocess
+            self._proc = subprocess.Popen(
+                [git_executable() or "git", "--no-pager", "cat-file", "--batch"],
+                cwd=self.repo_dir, env=GIT_ENV, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return self._proc
+
+    def _close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()                 # git ends at EOF
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=2)
+        except Exception:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._off = True
+            self._close()
+
+
+_objects: dict[str, GitObjects] = {}
+_objects_lock = threading.Lock()
+
+
+def git_objects(repo_dir: str) -> GitObjects:
+    with _objects_lock:
+        found = _objects.get(repo_dir)
+        if found is None:
+            found = _objects[repo_dir] = GitObjects(repo_dir)
+        return found
+
+
+def close_git_objects() -> None:
+    """End every batch git (at the process's end: none is left behind)."""
+    with _objects_lock:
+        every = list(_objects.values())
+    for objects in every:
+        objects.close()
+
+
 class GitEntry:
     __slots__ = ("path", "type", "oid", "size")
 
@@ -713,11 +815,15 @@ class Repo:
             else None
         if known is not None and (known[1] is None or known[1] == stamp):
             return known[0]
-        try:
-            out = git(self.path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
-        except GitError:
-            raise not_found(f"no ref {ref!r} in {ORG}/{self.name}") from None
-        commit = out.decode().strip()
+        found = git_objects(self.path).lookup(f"{ref}^{{commit}}")
+        if found is not None and found[1] == "commit":
+            commit = found[0]
+        else:
+            try:
+                out = git(self.path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+            except GitError:
+                raise not_found(f"no ref {ref!r} in {ORG}/{self.name}") from None
+            commit = out.decode().strip()
         if commit == ref:
             self._resolved[ref] = (commit, None)
         elif stamp is not None:
@@ -765,8 +871,18 @@ class Repo:
         return entries
 
     def _hash_blobs(self, oids: list[str]) -> None:
-        """Compute our content id (sha256) of git blobs not seen before, in one git call."""
+        """Compute our content id (sha256) of git blobs not seen before: through
+        the batch git (GitObjects), the rest (if it fails) in one git call."""
         todo = sorted({o for o in oids if o not in _blob_sha_by_oid})
+        objects = git_objects(self.path)
+        done = 0
+        for oid in todo:
+            found = objects.lookup(oid)
+            if found is None:
+                break                                # the rest from a git of their own
+            _blob_sha_by_oid[found[0]] = blob_id(found[2])
+            done += 1
+        todo = todo[done:]
         if not todo:
             return
         out = git(self.path, "cat-file", "--batch", input="".join(f"{o}\n" for o in todo).encode())
@@ -789,6 +905,9 @@ class Repo:
             self._git_ids.setdefault(_blob_sha_by_oid[oid], oid)
 
     def git_blob(self, oid: str) -> bytes:
+        found = git_objects(self.path).lookup(oid)
+        if found is not None and found[1] == "blob" and found[0] == oid:
+            return found[2]
         return git_fixed(self.path, "cat-file", "blob", oid)
 
     def ref_commits(self) -> list[str]:
@@ -1634,6 +1753,8 @@ def main(argv: list[str] | None = None) -> int:
         server.serve()
     except KeyboardInterrupt:
         return 130
+    finally:
+        close_git_objects()
     return 0
 
 
