@@ -43,7 +43,31 @@ def lines_with(data: bytes, term: str) -> list[int]:
     return [n for n, line in enumerate(data.split(b"\n"), 1) if needle in line]
 
 
-_containing_cache: dict[tuple[str, str], frozenset] = {}
+_texts_cache: dict[str, tuple[tuple[str, str, bytes], ...]] = {}
+
+
+def text_files(fx) -> tuple[tuple[str, str, bytes], ...]:
+    """(repo id, path, bytes) of every text file of the fixture (no NUL byte:
+    binary files are left out, adapters may skip them), read once per copy
+    (no case writes into the shared copy; FC-011 rewrites its own). The walk
+    reads the files directly (thousands of them in wide): like fx.walk, it
+    leaves out a git repo's .git."""
+    key = str(fx.path)
+    if key not in _texts_cache:
+        found = []
+        for repo, name in served(fx).items():
+            top = os.path.join(fx.path, name)
+            for dirpath, dirnames, filenames in os.walk(top):
+                if dirpath == top:
+                    dirnames[:] = [d for d in dirnames if d != ".git"]
+                for filename in filenames:
+                    with open(os.path.join(dirpath, filename), "rb") as f:
+                        data = f.read()
+                    if b"\0" not in data:
+                        rel = os.path.relpath(os.path.join(dirpath, filename), top)
+                        found.append((repo, rel.replace(os.sep, "/"), data))
+        _texts_cache[key] = tuple(found)
+    return _texts_cache[key]
 
 
 def files_named(fx, text: str) -> frozenset[tuple[str, str]]:
@@ -55,28 +79,10 @@ def files_named(fx, text: str) -> frozenset[tuple[str, str]]:
 
 
 def files_containing(fx, term: str) -> frozenset[tuple[str, str]]:
-    """(repo id, path) of every text file of the fixture whose bytes contain ``term``.
-
-    Binary files (with a NUL byte) are left out: adapters may skip them. The
-    walk reads the files directly (thousands of them in wide): like fx.walk,
-    it leaves out a git repo's .git."""
-    key = (str(fx.path), term)
-    if key not in _containing_cache:
-        needle = term.encode("utf-8")
-        found = set()
-        for repo, name in served(fx).items():
-            top = os.path.join(fx.path, name)
-            for dirpath, dirnames, filenames in os.walk(top):
-                if dirpath == top:
-                    dirnames[:] = [d for d in dirnames if d != ".git"]
-                for filename in filenames:
-                    with open(os.path.join(dirpath, filename), "rb") as f:
-                        data = f.read()
-                    if needle in data and b"\0" not in data:
-                        rel = os.path.relpath(os.path.join(dirpath, filename), top)
-                        found.add((repo, rel.replace(os.sep, "/")))
-        _containing_cache[key] = frozenset(found)
-    return _containing_cache[key]
+    """(repo id, path) of every text file of the fixture whose bytes contain
+    ``term`` (text_files: binary files are left out)."""
+    needle = term.encode("utf-8")
+    return frozenset((repo, path) for repo, path, data in text_files(fx) if needle in data)
 
 
 def git_entries_at(fx, ref: str) -> dict[str, tuple[str, str, int | None]]:
