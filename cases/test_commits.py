@@ -40,6 +40,16 @@ def short(sha):
     return sha[:12]
 
 
+def asked(fx, spelled: str, sha: str, named: str = "") -> str:
+    """The request as a failure names it, so an author can send it again:
+    ``repo/commit {"repo": "local/vcs", "sha": "<as asked>"}``, then which
+    commit that is when it was not asked by its full id."""
+    request = f"repo/commit {show({'repo': fx.repo(VCS), 'sha': spelled})}"
+    if spelled == sha:
+        return request
+    return f"{request} ({named + ', ' if named else ''}commit {short(sha)})"
+
+
 def each_commit(adapter, fx):
     """(sha, how it was asked, git facts, the reply read as a Commit, the
     result as sent) for every commit the adapter served, asked by its full
@@ -47,16 +57,15 @@ def each_commit(adapter, fx):
     a reply to it is judged like any other); a commit it did not serve is
     FC-100's business."""
     served = [(sha, ask(adapter, fx, sha)) for sha in git_all_commits(fx)]
-    served = [(sha, asked) for sha, asked in served if asked.commit is not None]
+    served = [(sha, reply) for sha, reply in served if reply.commit is not None]
     need(served, "repo/commit answered no commit of vcs with a result object",
          owner("commit replies are"))
-    for sha, asked in served:
-        yield sha, short(sha), git_commit(fx, sha), asked.commit, asked.result
+    for sha, reply in served:
+        yield sha, asked(fx, sha, sha), git_commit(fx, sha), reply.commit, reply.result
     for spelled, sha in abbreviated(fx):
-        asked = ask(adapter, fx, spelled)
-        if asked.commit is not None:
-            yield sha, f"{short(sha)} (asked as {spelled})", git_commit(fx, sha), \
-                asked.commit, asked.result
+        reply = ask(adapter, fx, spelled)
+        if reply.commit is not None:
+            yield sha, asked(fx, spelled, sha), git_commit(fx, sha), reply.commit, reply.result
 
 
 def files_of(commit, sha, result, git):
@@ -83,19 +92,19 @@ def test_commit_shape(adapter, fx):
          f"({tip.error.message if tip.error else ''!r})", owner("serving repo/commit at all is"))
     problems, refused = [], []
     full = set(git_all_commits(fx))
-    asks = [(sha, short(sha)) for sha in git_all_commits(fx)]
-    asks += [(spelled, f"{short(sha)} (asked as {spelled})") for spelled, sha in abbreviated(fx)]
+    asks = [(sha, asked(fx, sha, sha)) for sha in git_all_commits(fx)]
+    asks += [(spelled, asked(fx, spelled, sha)) for spelled, sha in abbreviated(fx)]
     for sha, what in asks:
-        asked = ask(adapter, fx, sha)
-        if asked.error is not None:   # not served: FC-099's (a declared capability is served)
+        reply = ask(adapter, fx, sha)
+        if reply.error is not None:   # not served: FC-099's (a declared capability is served)
             if sha in full:   # an abbreviated id may be refused (SHOULD accept commit-ish)
-                refused.append(f"{what}: an error ({asked.error.message!r})")
+                refused.append(f"{what}: an error ({reply.error.message!r})")
             continue
-        if asked.reading.problems:
+        if reply.reading.problems:
             problems.append(f"{what}: " + "; ".join(
-                f"{p or '(top level)'}: {m}" for p, m in asked.reading.problems[:3]))
+                f"{p or '(top level)'}: {m}" for p, m in reply.reading.problems[:3]))
             continue
-        date = asked.commit.date
+        date = reply.commit.date
         if instant(date) is None:
             if BASIC_ISO.match(date.strip()):
                 warn(f"{what}: date {date!r} is ISO-8601's basic format (the host shows "
@@ -140,12 +149,11 @@ def test_commit_identity(adapter, fx):
     # accept); refusing one warns, a reply names the commit git resolves it to.
     refused = []
     for spelled, (sha, named) in commit_ish(adapter, fx).items():
-        asked = ask(adapter, fx, spelled)
-        if asked.commit is None:
+        reply = ask(adapter, fx, spelled)
+        if reply.commit is None:
             refused.append(spelled)
             continue
-        judge_reply_sha(adapter, fx, f"repo/commit {show({'repo': fx.repo(VCS), 'sha': spelled})} "
-                        f"({named}, commit {short(sha)})", asked.commit.sha, sha)
+        judge_reply_sha(adapter, fx, asked(fx, spelled, sha, named), reply.commit.sha, sha)
     if refused:
         warn(f"repo/commit refused the commit-ish {listing(refused)} (SHOULD accept any "
              f"commit-ish the backend resolves)")
@@ -470,10 +478,10 @@ def test_truncated_honest(adapter, fx):
     require_commit(adapter, fx)
     asks = list(each_commit(adapter, fx))
     for spelled, (sha, named) in commit_ish(adapter, fx).items():
-        asked = ask(adapter, fx, spelled)   # refusing a commit-ish is FC-101's warning
-        if asked.commit is not None:
-            asks.append((sha, f"{short(sha)} (asked as {named})", git_commit(fx, sha),
-                         asked.commit, asked.result))
+        reply = ask(adapter, fx, spelled)   # refusing a commit-ish is FC-101's warning
+        if reply.commit is not None:
+            asks.append((sha, asked(fx, spelled, sha, named), git_commit(fx, sha),
+                         reply.commit, reply.result))
     for sha, what, git, commit, result in asks:
         if commit.truncated is not True:
             continue
@@ -481,4 +489,4 @@ def test_truncated_honest(adapter, fx):
         fc_assert(listed != {c.path for c in git.changes},
                   expected="truncated false: all of git's changed paths are listed",
                   got=f"truncated true beside all {len(listed)} of them",
-                  why=f"repo/commit of {what}: truncated says the file list is incomplete")
+                  why=f"{what}: truncated says the file list is incomplete")
