@@ -128,8 +128,8 @@ def need(evidence: Any, what: str, whose: str | None = None) -> None:
 
     ``what`` says what is missing, ``whose`` whose rule that is (an
     ``owner(...)`` sentence, or None when no case's defect explains it), e.g.
-    "[FC-021] not evaluated: repo/tree of local/alpha listed none of the 25
-    paths on disk (coverage is FC-020's)"."""
+    "[FC-021] not evaluated: repo/tree {"repo": "local/alpha", "ref": null}
+    listed none of the 25 paths on disk (coverage is FC-020's)"."""
     if not evidence:
         skip(f"not evaluated: {what}" + (f" ({whose})" if whose else ""))
 

@@ -69,7 +69,8 @@ def blob_ids(tree: Tree, files: set[str]) -> dict[str, str]:
 
 
 def tree_what(fx, name: str, ref: str | None = None) -> str:
-    return f"repo/tree of {fx.repo(name)}" + (f" at {ref}" if ref is not None else "")
+    """The repo/tree request as sent, for a failure an author can send again."""
+    return f"repo/tree {show({'repo': fx.repo(name), 'ref': ref})}"
 
 
 def tree(adapter, fx, name: str, ref: str | None = None, *, own: bool = False,

@@ -130,7 +130,8 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
                 clash = collisions(blob_ids(listed, files), fx_mutable, ALPHA)
                 need(not clash, f"{tree_what(fx_mutable, ALPHA)} gives one id to different "
                      f"bytes ({listing(clash, 2)})", owner("ids shared by different contents are"))
-            fc_assert(after is not None and after not in old, expected=f"a new sha for {path}",
+            fc_assert(after is not None and after not in old,
+                      expected=f"a new sha for {path} in {tree_what(fx_mutable, ALPHA)}",
                       got=f"{show(old[-1])} before and {show(after)} after it was {how}",
                       why="an id must change when the bytes change")
             served_ = blob_bytes(provider, fx_mutable, ALPHA, after)

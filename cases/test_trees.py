@@ -105,7 +105,7 @@ def test_entry_typing(adapter, fx):
         if not judged:   # paths not in the repository, or missing ones, are FC-020's
             unlisted.append(f"{tree_what(fx, name, ref)} listed none of the {len(kinds)} paths")
         for path, entry in judged.items():
-            where = f"{name}{'@' + ref if ref else ''}/{path}"
+            where = f"{tree_what(fx, name, ref)} {path}"
             kind, want = kinds[path]
             problems += [f"{where}: {member.rpartition('.')[2]}: {message}"
                          for member, message in (p for m in ENTRY_MEMBERS
@@ -154,7 +154,8 @@ def test_truncated_flag(adapter, fx):
                   f"{len(disk)} paths are listed", got="truncated true with nothing left out",
                   why="truncated is true only when the budget cut the walk")
         return
-    fc_assert(not missing, expected=f"all {len(disk)} paths of wide, or truncated true",
+    fc_assert(not missing, expected=f"all {len(disk)} paths of {tree_what(fx, WIDE)}, or "
+              f"truncated true",
               got=f"{len(listed & disk)} paths, truncated {show(wide.truncated)}, missing "
               f"{listing(missing, 3)}" + cap_hint(len(wide.entries), missing),
               why="an adapter that stops at a budget must say truncated true")
