@@ -1,0 +1,333 @@
+"""Controls of the false-red hunt: legal variations a real backend produces, kept green.
+
+Each one is the reference behind a hook set that changes something the
+protocol leaves to the adapter (JSON spelling, notifications it may send,
+stream granularity, list order, null optionals, errors without kinds,
+latency within the deadline, handshake members it may add). Each hook class
+carries ``legal``: the PROTOCOL.md / RULINGS.md text that makes it legal.
+They register into CONTROLS (tests/adapters/controls.py imports this module
+at its end), so tests/test_controls.py keeps them green.
+
+Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import threading
+
+from tests.adapters.controls import control as matrix_control
+from tests.adapters.proxy import Hooks, result_of
+
+
+def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
+    def add(cls):
+        cls.legal = legal
+        return matrix_control(switch, warns=warns)(cls)
+    return add
+
+
+# ---------------------------------------------------------------- JSON spelling
+
+_ESCAPE = re.compile(r"\\\\|\\u([0-9a-f]{4})")
+
+
+def _reversed_keys(value):
+    if isinstance(value, dict):
+        return {k: _reversed_keys(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reversed_keys(v) for v in value]
+    return value
+
+
+def respell(msg) -> bytes:
+    """The same JSON value spelled another way: members in reverse order,
+    spaces around every ``:`` and after every ``,``, non-ASCII as upper-case
+    ``\\uXXXX`` escapes (surrogate pairs beyond the BMP), every ``/`` as
+    ``\\/``, and whitespace before and after the value."""
+    text = json.dumps(_reversed_keys(msg), ensure_ascii=True, separators=(" , ", " : "))
+    text = _ESCAPE.sub(lambda m: m.group(0) if m.group(1) is None else "\\u" + m.group(1).upper(),
+                       text)
+    text = text.replace("/", "\\/")    # "/" occurs only inside strings in JSON text
+    return (" \t" + text + " \t\n").encode("ascii")
+
+
+@control("json-respelled",
+         'PROTOCOL §1.2 "one JSON value serialised on a single line"; "Member order within an object '
+         'is not significant; neither side may rely on it"; RFC 8259 JSON text (ws around values and '
+         'tokens, \\uXXXX and \\/ escapes) spells the same value')
+class JsonRespelled(Hooks):
+    """Every line to the host is the same JSON spelled differently: members reversed, spaces around : and ,, \\uXXXX escapes (upper-case hex) for non-ASCII, \\/ for /, blanks around the value.
+
+    A regression guard: the suite reads values, never bytes, of a frame.
+    """
+
+    def _send(self, proxy, msg):
+        proxy.send_host(respell(msg))
+
+    def reply(self, proxy, req, msg):
+        self._send(proxy, msg)
+        proxy.requests.pop(msg.get("id"), None)    # what send_host does for a dict reply
+        return None
+
+    def partial(self, proxy, req, msg):
+        self._send(proxy, msg)
+        if req is not None:
+            req.partials += 1
+        return None
+
+
+# ---------------------------------------------------------------- notifications the adapter may send
+
+@control("progress-notifications",
+         'PROTOCOL §10.1 "$/progress ... MAY Adapters emit them early ... A suite must not fail an '
+         'adapter for emitting them"; §7.2 "unsolicited notifications are ignored" (both sides, '
+         'normative); §7.6 rule 6 ($/progress, window/logMessage: ignored)')
+class ProgressNotifications(Hooks):
+    """$/progress and window/logMessage notifications everywhere: at start, before every reply and between the batches of a stream.
+
+    None of them has an id; their params never name a request by ``id``
+    (an LSP-like progress token instead), so nothing can route them.
+    """
+
+    def __init__(self):
+        self.counter = itertools.count(1)
+
+    def _notify(self, proxy, what):
+        n = next(self.counter)
+        proxy.send_host({"jsonrpc": "2.0", "method": "$/progress",
+                         "params": {"token": f"work-{n}", "value": {"kind": "report",
+                                                                     "message": what, "seq": n}}})
+        proxy.send_host({"jsonrpc": "2.0", "method": "window/logMessage",
+                         "params": {"type": 4, "message": f"[{n}] {what}"}})
+
+    def start(self, proxy):
+        self._notify(proxy, "adapter starting")
+
+    def partial(self, proxy, req, msg):
+        self._notify(proxy, f"batch {req.partials + 1 if req else '?'}")
+        return msg
+
+    def reply(self, proxy, req, msg):
+        self._notify(proxy, f"answering {req.method if req else msg.get('id')}")
+        return msg
+
+
+# ---------------------------------------------------------------- stream granularity
+
+@control("one-hit-per-batch",
+         'PROTOCOL §5.2 "HOST Batches may be any size"; §5.3 append-only batches; RULINGS: one batch '
+         'carrying every hit is a legal stream, and so is one hit per batch')
+class OneHitPerBatch(Hooks):
+    """Every $/partial is split into batches of one hit each (a backend that streams hit by hit), in the order the reference found them.
+
+    The batches of one request go out back to back, so the inactivity
+    window is never at stake.
+    """
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        items = params.get("items") if isinstance(params, dict) else None
+        if not isinstance(items, list) or len(items) < 2:
+            return msg
+        for item in items[:-1]:
+            proxy.send_host({**msg, "params": {**params, "items": [item]}})
+            if req is not None:
+                req.partials += 1
+        return {**msg, "params": {**params, "items": items[-1:]}}
+
+
+# ---------------------------------------------------------------- order where none is specified
+
+@control("reordered-listings",
+         'PROTOCOL §3.3 (tree), §3.1 (search/repos), §3.2 (org/repos), §3.6 (refs), §3.12 (files), '
+         '§3.13 (hits; "Items are folded by file identity") fix no order; RULINGS "Never compare '
+         'whole objects"; only repo/log (newest first) and blame ranges (ascending) are ordered')
+class ReorderedListings(Hooks):
+    """Lists whose order the protocol leaves open come reversed: tree entries (files before their directories), search/repos and org/repos items, branches and tags (the default branch last), commit files, search hits in replies and in each batch.
+
+    search/repos also lists the organisation as an ``{"org": ...}`` item
+    after the repositories it found (§3.1 items are repositories or
+    organisations).
+    """
+
+    LISTS = {"repo/tree": ("entries",), "search/repos": ("items",), "org/repos": ("repos",),
+             "repo/refs": ("branches", "tags"), "repo/commit": ("files",), "search/code": ("items",)}
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        for key in self.LISTS.get(req.method, ()):
+            if isinstance(result.get(key), list):
+                result[key].reverse()
+        if req.method == "search/repos" and isinstance(result.get("items"), list):
+            orgs = {item["full_name"].rsplit("/", 1)[0] for item in result["items"]
+                    if isinstance(item, dict) and isinstance(item.get("full_name"), str)
+                    and "/" in item["full_name"]}
+            result["items"] += [{"org": org} for org in sorted(orgs)
+                                if {"org": org} not in result["items"]]
+        return msg
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if isinstance(params, dict) and isinstance(params.get("items"), list):
+            params["items"].reverse()
+        return msg
+
+
+# ---------------------------------------------------------------- null where the host accepts it
+
+@control("null-optionals",
+         'PROTOCOL §3.0 "members that are genuinely optional (e.g. size, line, pushed_at, as_of, '
+         'web_url, patch, additions) accept null" (SHOULD omit instead: a warning at most); RULINGS '
+         '"null only where PROTOCOL §3.0 says the host accepts it"')
+class NullOptionals(Hooks):
+    """Optional members the reference leaves out are sent as null where §3.0 allows it: size on directory entries, line on one-shot hits, pushed_at on org/repos objects, web_url on commits.
+
+    org/repos answers v1.4 objects (``{"name": n, "pushed_at": null}``)
+    instead of bare names to carry the null.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if req.method == "repo/tree":
+            for entry in result.get("entries") or []:
+                if isinstance(entry, dict) and entry.get("type") == "tree":
+                    entry.setdefault("size", None)
+        elif req.method == "search/code" and not req.streaming:
+            for hit in result.get("items") or []:
+                if isinstance(hit, dict):
+                    hit.setdefault("line", None)
+        elif req.method == "org/repos" and isinstance(result.get("repos"), list):
+            result["repos"] = [{"name": n, "pushed_at": None} if isinstance(n, str) else n
+                               for n in result["repos"]]
+        elif req.method == "repo/commit":
+            result.setdefault("web_url", None)
+        return msg
+
+
+# ---------------------------------------------------------------- errors without kinds
+
+@control("kindless-errors",
+         'PROTOCOL §6.1 error.data optional, data.kind optional; Appendix A: the upstream reference '
+         'answers every failure {"code":1,"message":...} with no data.kind; RULINGS "Strength": an '
+         'absent kind warns where the title names a kind, passes where a kind is only "preferred"',
+         warns=("FC-023", "FC-025", "FC-060", "FC-061", "FC-062", "FC-064", "FC-092", "FC-097",
+                "FC-108"))
+class KindlessErrors(Hooks):
+    """Every error is {"code": 1, "message": ...} with no data (the upstream reference's errors, PROTOCOL Appendix A), unknown methods included.
+
+    Every case that asks for a kind warns (a SHOULD: §3.3, §3.4, §3.5,
+    §3.12, §6.2), those whose title names it and those where it is only
+    preferred (FC-023, FC-092, FC-108); nothing fails.
+    """
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if isinstance(err, dict):
+            msg["error"] = {"code": 1, "message": err.get("message")}
+        return msg
+
+
+# ---------------------------------------------------------------- latency within the deadline
+
+COLD_S = 2.5
+
+
+@control("cold-backend",
+         'PROTOCOL §7.5 the read deadline (default 30 s) covers the whole wait; RULINGS "Timing": '
+         'startup and lifecycle are measured against FORGE_DEADLINE_S, not a stricter private number')
+class ColdBackend(Hooks):
+    """In every process the first answer after initialize is 2.5 s late (a cold backend: token fetch, connection, cache fill), and the first streamed batch 1.5 s late.
+
+    Later answers go out as the reference sends them (a held reply holds
+    nothing else back, so the order of replies changes: §7.4 MAY). A held
+    batch holds the rest of its stream behind it, which then follows at
+    once; streams stay within the inactivity window (§5.3: a batch at least
+    every couple of seconds). A regression guard: no case may judge time
+    against less than FORGE_DEADLINE_S.
+    """
+
+    STREAM_S = 1.5
+
+    def __init__(self):
+        self.warm: set[str] = set()
+        self.lock = threading.Lock()
+
+    def _first(self, method) -> bool:
+        first = method not in self.warm
+        self.warm.add(method)
+        return first
+
+    def _held(self, req, msg) -> bool:
+        """Queue ``msg`` behind a held first batch of ``req`` (True), else False."""
+        held = req.state.get("held")
+        if held is not None:
+            held.append(msg)
+        return held is not None
+
+    def _flush(self, proxy, req):
+        with self.lock:
+            for msg in req.state.pop("held"):
+                proxy.send_host(msg)
+                if msg.get("method") == "$/partial":
+                    req.partials += 1
+
+    def partial(self, proxy, req, msg):
+        if req is None:
+            return msg
+        with self.lock:
+            if self._held(req, msg):
+                return None
+            if req.partials == 0 and self._first("$/partial"):
+                req.state["held"] = [msg]
+                proxy.later(self.STREAM_S, lambda: self._flush(proxy, req))
+                return None
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is None or req.method == "initialize":
+            return msg
+        with self.lock:
+            if self._held(req, msg):
+                return None
+            if not req.streaming and self._first("reply"):
+                proxy.later(COLD_S, lambda: proxy.send_host(msg))
+                return None
+        return msg
+
+
+# ---------------------------------------------------------------- handshake members the adapter may add
+
+@control("init-extras",
+         'PROTOCOL §2.3 "MAY Report the subtree\'s current size as cache.bytes"; §10.1 the reserved '
+         '"notifications" capability (MAY emit); §2.4 "SHOULD Declare every capability explicitly"; '
+         'RULINGS: FC-051 compares the handshake "except cache (the cache\'s current size may grow '
+         'between generations)"')
+class InitExtras(Hooks):
+    """initialize declares every capability explicitly (file_search too), the reserved notifications capability, and cache.bytes that grows on every initialize.
+
+    cache.bytes is reported whether or not the host sent a cache budget.
+    """
+
+    grown = itertools.count(4096, 4096)
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "initialize" or result is None:
+            return msg
+        caps = result.setdefault("capabilities", {})
+        if isinstance(caps, dict):
+            caps.setdefault("file_search", caps.get("code_search", True))
+            for key in ("refs", "log", "blame", "commit"):
+                caps.setdefault(key, False)
+            caps["notifications"] = True
+        # grows within a process and differs between processes (pid)
+        result["cache"] = {"bytes": next(self.grown) + os.getpid() % 1000}
+        return msg
