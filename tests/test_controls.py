@@ -9,7 +9,9 @@ abbreviated commit ids, login authors, annotated tag objects, UTC and
 basic-format dates, no tree branch, a loopback test double, a
 proxy-honouring client); and the false-red hunt's (tests/adapters/controls_q.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
-lists, null optionals, kindless errors, a cold backend, handshake extras). A failure here means the suite is
+lists, null optionals, kindless errors, a cold backend, handshake extras,
+GitHub-style search pages, millisecond dates, upper-case ids, refs without
+a default). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """

@@ -20,6 +20,7 @@ import re
 import threading
 
 from tests.adapters.controls import control as matrix_control
+from tests.adapters.hooks import fixture_repos, repo_name
 from tests.adapters.proxy import Hooks, result_of
 
 
@@ -330,4 +331,138 @@ class InitExtras(Hooks):
             caps["notifications"] = True
         # grows within a process and differs between processes (pid)
         result["cache"] = {"bytes": next(self.grown) + os.getpid() % 1000}
+        return msg
+
+
+# ---------------------------------------------------------------- search the way the host's GitHub provider does
+
+@control("github-search-pages",
+         'PROTOCOL §5.3 "HOST The host\'s built-in GitHub provider streams one batch per REST page '
+         '(100 per page, 3 pages, truncated beyond that)"; §3.13 truncated: "the adapter can prove '
+         'the returned set is smaller than everything the query matches"; §5.2 batches of any size')
+class GithubSearchPages(Hooks):
+    """search/code stops at a budget of 300 hits (truncated true when more match) and streams batches of at most 100 hits (REST pages), like the host's own GitHub provider.
+
+    A smaller limit still wins (the reference honours it at item
+    granularity); a larger one is cut at 300.
+    """
+
+    BUDGET, PAGE = 300, 100
+
+    def request(self, proxy, req, msg):
+        limit = req.params.get("limit")
+        if req.method == "search/code" and (type(limit) is not int or limit > self.BUDGET):
+            req.params["limit"] = self.BUDGET
+        return msg
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        items = params.get("items") if isinstance(params, dict) else None
+        if not isinstance(items, list) or len(items) <= self.PAGE:
+            return msg
+        pages = [items[i:i + self.PAGE] for i in range(0, len(items), self.PAGE)]
+        for page in pages[:-1]:
+            proxy.send_host({**msg, "params": {**params, "items": page}})
+            if req is not None:
+                req.partials += 1
+        return {**msg, "params": {**params, "items": pages[-1]}}
+
+
+# ---------------------------------------------------------------- dates as GitLab spells them
+
+@control("dates-millis",
+         'PROTOCOL §3.7 "date is ISO-8601"; RULINGS "Dates are ISO-8601; compare instants, never '
+         'strings ... any offset is fine" (ISO-8601 allows a decimal fraction of the second)')
+class DatesMillis(Hooks):
+    """Dates carry milliseconds and a numeric offset, as GitLab's API spells them (2026-01-17T10:00:00.000+01:00): log, blame, commit and org/repos pushed_at.
+
+    org/repos answers v1.4 objects to carry a pushed_at.
+    """
+
+    @staticmethod
+    def spell(text):
+        import datetime as _dt
+        try:
+            when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except (ValueError, AttributeError):
+            return text
+        if when.tzinfo is None:
+            return text
+        return when.isoformat(timespec="milliseconds")
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        rows = {"repo/log": result.get("items"), "repo/blame": result.get("ranges"),
+                "repo/commit": [result]}.get(req.method) or []
+        for row in rows:
+            if isinstance(row, dict) and isinstance(row.get("date"), str):
+                row["date"] = self.spell(row["date"])
+        if req.method == "org/repos" and isinstance(result.get("repos"), list):
+            result["repos"] = [{"name": n, "pushed_at": "2026-03-02T09:30:00.123+01:00"}
+                               if isinstance(n, str) else n for n in result["repos"]]
+        return msg
+
+
+# ---------------------------------------------------------------- ids spelled by another backend
+
+@control("upper-hex-blob-ids",
+         'PROTOCOL §4 "Each blob sha is an opaque identifier of the content"; "MUST Treat ids as '
+         'opaque strings on the client side; compare for equality only"; "SUITE Never assume a '
+         'particular id algorithm"')
+class UpperHexBlobIds(Hooks):
+    """Blob ids are spelled in upper-case hex (and accepted back only so); directory ids too.
+
+    The suite compares ids for equality only, so an id's spelling is the
+    adapter's.
+    """
+
+    def __init__(self):
+        from tests.adapters.hooks import BlobIds
+
+        class Upper(BlobIds):
+            def fake(self, proxy, req, sha, repo, path, ref, where):
+                return sha.upper()
+
+        self.ids = Upper()
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/blob":
+            sha = req.params.get("sha")
+            # (a fault repository fails as its fault says, whatever the id)
+            if isinstance(sha, str) and sha != sha.upper() \
+                    and repo_name(req.params.get("repo")) in fixture_repos(proxy):
+                proxy.error(req, f"no blob {sha} (ids are upper-case hex)", kind="not_found")
+                return None
+        return self.ids.request(proxy, req, msg)
+
+    def reply(self, proxy, req, msg):
+        msg = self.ids.reply(proxy, req, msg)
+        result = result_of(msg)
+        if req is not None and req.method == "repo/tree" and result is not None:
+            for entry in result.get("entries") or []:
+                if isinstance(entry, dict) and entry.get("type") == "tree" \
+                        and isinstance(entry.get("sha"), str):
+                    entry["sha"] = entry["sha"].upper()
+        return msg
+
+    def partial(self, proxy, req, msg):
+        return self.ids.partial(proxy, req, msg)
+
+
+# ---------------------------------------------------------------- revision listings a backend may trim
+
+@control("refs-no-default",
+         'PROTOCOL §3.6 "SHOULD mark the repository\'s default branch" (default optional; "MUST '
+         'default: true marks at most one branch"): a SHOULD, so a warning at most')
+class RefsNoDefault(Hooks):
+    """repo/refs marks no branch default (a backend whose branch list does not say which is the default)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/refs" and result is not None:
+            for branch in result.get("branches") or []:
+                if isinstance(branch, dict):
+                    branch.pop("default", None)
         return msg
