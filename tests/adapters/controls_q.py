@@ -466,3 +466,18 @@ class RefsNoDefault(Hooks):
                 if isinstance(branch, dict):
                     branch.pop("default", None)
         return msg
+
+
+@control("log-default-page-3",
+         'PROTOCOL §3.7 "MAY Choose a default when limit is null"; "cut the list off near N items '
+         'and flag truncated: true whenever further matching commits are known to exist"')
+class LogDefaultPage3(Hooks):
+    """repo/log without a limit (null) serves a default page of 3 commits, truncated true when more exist.
+
+    An explicit limit is honoured as the reference does.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/log" and req.params.get("limit") is None:
+            req.params["limit"] = 3
+        return msg
