@@ -481,3 +481,24 @@ class LogDefaultPage3(Hooks):
         if req.method == "repo/log" and req.params.get("limit") is None:
             req.params["limit"] = 3
         return msg
+
+
+@control("commit-patches-unavailable",
+         'PROTOCOL §3.12 patch optional: "absent -> patch unavailable (too large, not supplied...) -- '
+         'not proof of binary content"; binary "true only when the backend positively knows"; '
+         'counts optional')
+class CommitPatchesUnavailable(Hooks):
+    """repo/commit supplies no patch and no binary flag for any file (a files API without diffs); counts stay where the reference gives them.
+
+    Binary files then carry nothing but path and status (the reference gives
+    them no counts), as a backend that does not know binary-ness would.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/commit" and result is not None:
+            for f in result.get("files") or []:
+                if isinstance(f, dict):
+                    f.pop("patch", None)
+                    f.pop("binary", None)
+        return msg
