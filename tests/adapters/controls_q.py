@@ -502,3 +502,186 @@ class CommitPatchesUnavailable(Hooks):
                     f.pop("patch", None)
                     f.pop("binary", None)
         return msg
+
+
+# ---------------------------------------------------------------- members equal to their defaults
+
+DEFAULTS = {"repo/tree": {"entries": [], "truncated": False, "branch": "main"},
+            "search/code": {"items": [], "truncated": False},
+            "search/repos": {"items": []}, "org/repos": {"repos": []},
+            "repo/refs": {"branches": [], "tags": []},
+            "repo/log": {"items": [], "truncated": False}, "repo/blame": {"ranges": []},
+            "repo/commit": {"parents": [], "truncated": False}}
+HIT_DEFAULTS = {"matches": [], "branch": "main", "located": True, "sha": ""}
+
+
+def _drop_defaults(obj: dict, defaults: dict) -> None:
+    for key, value in defaults.items():
+        if key in obj and obj[key] == value and type(obj[key]) is type(value):
+            del obj[key]
+
+
+@control("default-values-absent",
+         'PROTOCOL §3.0 "a receiver MUST accept every member marked optional being absent"; RULINGS '
+         '"Optional fields take the host\'s defaults when absent: ... matches [] (a path-only hit); '
+         'tree entries [], truncated false, branch "main"; refs arrays []"')
+class DefaultValuesAbsent(Hooks):
+    """Every optional member whose value is its default is left out: empty items/entries/repos/branches/tags/ranges/parents, truncated false, tree branch "main", and on hits matches [], branch "main", located true; binary false and default false too.
+
+    A streamed search's final reply is then ``{}`` unless it was cut; a
+    path-only hit has no matches member. Required members (commit files,
+    blob bytes) stay.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if req.method == "search/code":
+            self._hits(result.get("items"))
+        elif req.method == "repo/refs":
+            for branch in result.get("branches") or []:
+                if isinstance(branch, dict) and branch.get("default") is False:
+                    del branch["default"]
+        elif req.method == "repo/commit":
+            for f in result.get("files") or []:
+                if isinstance(f, dict) and f.get("binary") is False:
+                    del f["binary"]
+        _drop_defaults(result, DEFAULTS.get(req.method, {}))
+        return msg
+
+    def partial(self, proxy, req, msg):
+        self._hits((msg.get("params") or {}).get("items"))
+        return msg
+
+    @staticmethod
+    def _hits(items):
+        for hit in items or []:
+            if isinstance(hit, dict):
+                _drop_defaults(hit, HIT_DEFAULTS)
+
+
+# ---------------------------------------------------------------- a hit sent again, better
+
+@control("hits-resent-better",
+         'PROTOCOL §5.3 "A hit the adapter later knows better is sent again as a new item; the host '
+         'folds by file identity"; §3.13 "MAY Return a hit with empty matches: a valid path-only hit"')
+class HitsResentBetter(Hooks):
+    """Each streamed batch is preceded by a batch of the same files as path-only hits (repo, path, sha; no matches, no line): a backend whose filename index answers before its content search.
+
+    The host folds the two by file identity; every hit is still sent in
+    full, after its path-only version.
+    """
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        items = params.get("items") if isinstance(params, dict) else None
+        if not isinstance(items, list) or not items:
+            return msg
+        early = [{k: h[k] for k in ("repo", "path", "sha") if k in h} for h in items
+                 if isinstance(h, dict)]
+        proxy.send_host({**msg, "params": {**params, "items": early}})
+        if req is not None:
+            req.partials += 1
+        return msg
+
+
+# ---------------------------------------------------------------- an on-disk content cache
+
+@control("content-cache",
+         'PROTOCOL §10.2 "SHOULD Use the provider-scoped subtree the host passes as cache_dir"; '
+         'blobs/<first two chars of id>/<rest of id>, atomic writes, LRU eviction past cache_bytes; '
+         '§2.3 "MAY Report the subtree\'s current size as cache.bytes"; §4 ids key content')
+class ContentCache(Hooks):
+    """Blobs served are cached in cache_dir/blobs/<2>/<rest> (temp file + rename, least recently used evicted past cache_bytes), later served from there; initialize reports the cache's size as cache.bytes.
+
+    Only a repository the fixture serves is answered from the cache (a real
+    adapter checks the repository first); without cache_dir nothing is
+    cached.
+    """
+
+    def _dir(self, proxy):
+        cache_dir = proxy.init_params.get("cache_dir")
+        return None if not isinstance(cache_dir, str) else os.path.join(cache_dir, "blobs")
+
+    def _path(self, proxy, sha):
+        root = self._dir(proxy)
+        if root is None or not isinstance(sha, str) or not re.fullmatch(r"[0-9A-Za-z]{3,128}", sha):
+            return None
+        return os.path.join(root, sha[:2], sha[2:])
+
+    @staticmethod
+    def _size(root) -> int:
+        total = 0
+        for base, _dirs, files in os.walk(root):
+            for name in files:
+                try:
+                    total += os.path.getsize(os.path.join(base, name))
+                except OSError:
+                    pass
+        return total
+
+    def request(self, proxy, req, msg):
+        if req.method != "repo/blob" or repo_name(req.params.get("repo")) not in fixture_repos(proxy):
+            return msg
+        path = self._path(proxy, req.params.get("sha"))
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except (OSError, TypeError):
+            return msg
+        os.utime(path)    # recently used
+        import base64
+        proxy.reply(req, {"bytes_b64": base64.b64encode(data).decode("ascii")})
+        return None
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        if req.method == "initialize":
+            root = self._dir(proxy)
+            if root is not None:
+                result["cache"] = {"bytes": self._size(root)}
+        elif req.method == "repo/blob" and isinstance(result.get("bytes_b64"), str):
+            self._store(proxy, req.params.get("sha"), result["bytes_b64"])
+        return msg
+
+    def _store(self, proxy, sha, text):
+        import base64
+        path = self._path(proxy, sha)
+        if path is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(base64.b64decode(text, validate=True))
+            os.replace(tmp, path)
+        except (OSError, ValueError):
+            return
+        self._evict(proxy)
+
+    def _evict(self, proxy):
+        budget = proxy.init_params.get("cache_bytes")
+        root = self._dir(proxy)
+        if type(budget) is not int or root is None:
+            return
+        entries = []
+        for base, _dirs, files in os.walk(root):
+            for name in files:
+                full = os.path.join(base, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                entries.append((st.st_mtime, st.st_size, full))
+        total = sum(size for _, size, _ in entries)
+        for _, size, full in sorted(entries):
+            if total <= budget:
+                break
+            try:
+                os.remove(full)
+                total -= size
+            except OSError:
+                pass
