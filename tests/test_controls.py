@@ -12,7 +12,8 @@ respelled JSON, progress and log notifications, one hit per batch, reversed
 lists, null optionals, kindless errors, a cold backend, handshake extras,
 GitHub-style search pages, millisecond dates, upper-case ids, refs without
 a default, a 3-commit default log page, commits without patches, default
-values left out, hits re-sent better, an on-disk blob cache). A failure here means the suite is
+values left out, hits re-sent better, an on-disk blob cache, a cancel cutting
+a search at once, matches as whole lines). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """

@@ -685,3 +685,79 @@ class ContentCache(Hooks):
                 total -= size
             except OSError:
                 pass
+
+
+# ---------------------------------------------------------------- a cancel that cuts the search at once
+
+@control("cancel-cuts-at-once",
+         'PROTOCOL §5.4 "SHOULD Adapters paying per call or running long scans use it to stop work"; '
+         '"SHOULD ... finish a cancelled request promptly with a normal terminal reply (for a stream, '
+         'the metadata-only reply -- truncated: true is the honest value if the scan was cut)"')
+class CancelCutsAtOnce(Hooks):
+    """A $/cancelRequest for a search still running is answered at once with {"items": [], "truncated": true}; nothing more of that search reaches the host.
+
+    The cancel still reaches the adapter, which stops its scan; whatever it
+    sends for that id afterwards is dropped.
+    """
+
+    def __init__(self):
+        self.cut: set = set()
+        self.lock = threading.Lock()
+
+    def notification(self, proxy, msg):
+        if msg.get("method") == "$/cancelRequest":
+            params = msg.get("params")
+            rid = params.get("id") if isinstance(params, dict) else None
+            with self.lock:
+                req = proxy.requests.get(rid)
+                if req is not None and req.method == "search/code" and rid not in self.cut:
+                    self.cut.add(rid)
+                    proxy.reply(req, {"items": [], "truncated": True})
+        return msg
+
+    def reply(self, proxy, req, msg):
+        with self.lock:
+            return None if msg.get("id") in self.cut else msg
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        with self.lock:
+            return None if isinstance(params, dict) and params.get("id") in self.cut else msg
+
+
+# ---------------------------------------------------------------- matches as a search API gives them
+
+@control("matches-whole-lines",
+         'PROTOCOL §3.13 matches: "matched substrings; HOST searches for them inside the blob"; '
+         '"SHOULD matches are literal substrings of the stored file" (a whole line is one); RULINGS '
+         '"The protocol fixes the wire shape ..., not matching semantics"')
+class MatchesWholeLines(Hooks):
+    """Each hit's matches are the whole first line holding a match (GitLab's search returns line fragments, not the term), when that line is found in the file on disk.
+
+    A hit whose file or match cannot be read back is left as it came.
+    """
+
+    def _hits(self, proxy, items):
+        from tests.adapters.hooks import read_worktree
+        for hit in items or []:
+            if not isinstance(hit, dict) or not hit.get("matches"):
+                continue
+            data = read_worktree(proxy, hit.get("repo"), hit.get("path"))
+            if data is None:
+                continue
+            terms = [m.lower() for m in hit["matches"] if isinstance(m, str) and m]
+            for raw in data.split(b"\n"):
+                line = raw.decode("utf-8", "replace")
+                if line and "\ufffd" not in line and any(t in line.lower() for t in terms):
+                    hit["matches"] = [line]
+                    break
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "search/code" and result is not None:
+            self._hits(proxy, result.get("items"))
+        return msg
+
+    def partial(self, proxy, req, msg):
+        self._hits(proxy, (msg.get("params") or {}).get("items"))
+        return msg
