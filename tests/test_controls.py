@@ -13,7 +13,8 @@ lists, null optionals, kindless errors, a cold backend, handshake extras,
 GitHub-style search pages, millisecond dates, upper-case ids, refs without
 a default, a 3-commit default log page, commits without patches, default
 values left out, hits re-sent better, an on-disk blob cache, a cancel cutting
-a search at once, matches as whole lines). A failure here means the suite is
+a search at once, matches as whole lines, a 2-file commit budget, a short
+repository picker, part of the revision capabilities declared). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """

@@ -761,3 +761,96 @@ class MatchesWholeLines(Hooks):
     def partial(self, proxy, req, msg):
         self._hits(proxy, (msg.get("params") or {}).get("items"))
         return msg
+
+
+# ---------------------------------------------------------------- display budgets an adapter chooses
+
+@control("commit-budget-2",
+         'PROTOCOL §3.12 "SHOULD Cap very large commits at a display budget and set truncated: true" '
+         '(the budget is the adapter\'s; truncated: "true = the file list is incomplete (budget '
+         'reached)")')
+class CommitBudget2(Hooks):
+    """repo/commit lists at most 2 files (the first two the reference lists), truncated true when the commit changed more.
+
+    A display budget an adapter chooses; the cases judge a cut list as part
+    of the commit's changes, never as all of them.
+    """
+
+    BUDGET = 2
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/commit" and result is not None:
+            files = result.get("files")
+            if isinstance(files, list) and len(files) > self.BUDGET:
+                del files[self.BUDGET:]
+                result["truncated"] = True
+        return msg
+
+
+@control("search-repos-short",
+         'PROTOCOL §3.1 "SHOULD Keep the list short (the popup is a picker)" (REF: at most 20); '
+         'nothing asks search/repos for every match')
+class SearchReposShort(Hooks):
+    """search/repos answers at most 3 items, exact name matches first (a picker's ranking)."""
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "search/repos" or result is None:
+            return msg
+        items = result.get("items")
+        if isinstance(items, list):
+            query = str(req.params.get("query") or "").lower()
+
+            def rank(item):
+                name = item.get("full_name") if isinstance(item, dict) else None
+                return 0 if isinstance(name, str) and repo_name(name).lower() == query else 1
+            result["items"] = sorted(items, key=rank)[:3]
+        return msg
+
+
+# ---------------------------------------------------------------- part of the revision set declared
+
+GATED = {"refs": ("repo/refs",), "log": ("repo/log", "repo/blob_at"), "blame": ("repo/blame",),
+         "commit": ("repo/commit",)}
+
+
+class SomeRevisionCaps(Hooks):
+    """initialize declares the capabilities in ``off`` false; their methods
+    (§2.4's table: blob_at rides log) answer an error should the suite ask."""
+
+    off: tuple[str, ...] = ()
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "initialize" and result is not None:
+            caps = result.setdefault("capabilities", {})
+            for key in self.off:
+                caps[key] = False
+        return msg
+
+    def request(self, proxy, req, msg):
+        if any(req.method in GATED[key] for key in self.off):
+            proxy.log(f"asked {req.method} although its capability is declared false")
+            proxy.error(req, f"{req.method} is not supported by this backend", kind="provider")
+            return None
+        return msg
+
+
+@control("no-blame-no-commit",
+         'PROTOCOL §2.4 capabilities are read independently; "A backend without a blame API answers '
+         'false"; commit defaults to false; "HOST An explicit false disables the capability; the host '
+         'never sends the corresponding method"')
+class NoBlameNoCommit(SomeRevisionCaps):
+    """initialize declares blame and commit false (a forge without blame or commit-detail APIs), refs and log true; repo/blame and repo/commit answer an error if asked."""
+
+    off = ("blame", "commit")
+
+
+@control("log-only",
+         'PROTOCOL §2.4 each key is read independently ("If only some ... support a feature" '
+         'applies per capability); refs/blame/commit default false')
+class LogOnly(SomeRevisionCaps):
+    """initialize declares log true and refs, blame and commit false (a backend listing commits but no branches); their methods answer an error if asked."""
+
+    off = ("refs", "blame", "commit")
