@@ -14,7 +14,8 @@ GitHub-style search pages, millisecond dates, upper-case ids, refs without
 a default, a 3-commit default log page, commits without patches, default
 values left out, hits re-sent better, an on-disk blob cache, a cancel cutting
 a search at once, matches as whole lines, a 2-file commit budget, a short
-repository picker, part of the revision capabilities declared). A failure here means the suite is
+repository picker, part of the revision capabilities declared, merkle
+directory ids, lines written in pieces). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """
@@ -27,7 +28,7 @@ from tests import gate
 from tests.adapters.controls import CONTROLS
 
 SLEEPY = ("slow-streamer",    # 1.5 s pauses in every stream
-          "cold-backend")     # 2.5 s before the first answer of every process
+          "cold-backend")     # initialize 0.8 s, the first answer 2.5 s late, every process
 gate.plan(__name__, lambda items: {f"control:{s}": {"adapter": gate.mutant(s)} for s in CONTROLS},
           sleepy=tuple(f"control:{s}" for s in SLEEPY))
 
