@@ -48,12 +48,13 @@ def respell(msg) -> bytes:
     """The same JSON value spelled another way: members in reverse order,
     spaces around every ``:`` and after every ``,``, non-ASCII as upper-case
     ``\\uXXXX`` escapes (surrogate pairs beyond the BMP), every ``/`` as
-    ``\\/``, and whitespace before and after the value."""
+    ``\\/``, and whitespace before and after the value (a CR before the LF
+    among it: JSON whitespace, so still one JSON value on one line)."""
     text = json.dumps(_reversed_keys(msg), ensure_ascii=True, separators=(" , ", " : "))
     text = _ESCAPE.sub(lambda m: m.group(0) if m.group(1) is None else "\\u" + m.group(1).upper(),
                        text)
     text = text.replace("/", "\\/")    # "/" occurs only inside strings in JSON text
-    return (" \t" + text + " \t\n").encode("ascii")
+    return (" \t" + text + " \t\r\n").encode("ascii")
 
 
 @control("json-respelled",
@@ -61,7 +62,7 @@ def respell(msg) -> bytes:
          'is not significant; neither side may rely on it"; RFC 8259 JSON text (ws around values and '
          'tokens, \\uXXXX and \\/ escapes) spells the same value')
 class JsonRespelled(Hooks):
-    """Every line to the host is the same JSON spelled differently: members reversed, spaces around : and ,, \\uXXXX escapes (upper-case hex) for non-ASCII, \\/ for /, blanks around the value.
+    """Every line to the host is the same JSON spelled differently: members reversed, spaces around : and ,, \\uXXXX escapes (upper-case hex) for non-ASCII, \\/ for /, blanks around the value (CR LF at its end).
 
     A regression guard: the suite reads values, never bytes, of a frame.
     """
@@ -187,10 +188,11 @@ class ReorderedListings(Hooks):
          'web_url, patch, additions) accept null" (SHOULD omit instead: a warning at most); RULINGS '
          '"null only where PROTOCOL §3.0 says the host accepts it"')
 class NullOptionals(Hooks):
-    """Optional members the reference leaves out are sent as null where §3.0 allows it: size on directory entries, line on one-shot hits, pushed_at on org/repos objects, web_url on commits.
+    """Optional members the reference leaves out are sent as null where §3.0 allows it: size on directory entries, line on one-shot hits, pushed_at and description on org/repos objects, web_url on commits.
 
-    org/repos answers v1.4 objects (``{"name": n, "pushed_at": null}``)
-    instead of bare names to carry the null.
+    org/repos answers v1.4 objects (``{"name": n, "pushed_at": null,
+    "description": null}``) instead of bare names to carry the nulls
+    (description has no default: genuinely optional, as §3.0 puts it).
     """
 
     def reply(self, proxy, req, msg):
@@ -206,7 +208,8 @@ class NullOptionals(Hooks):
                 if isinstance(hit, dict):
                     hit.setdefault("line", None)
         elif req.method == "org/repos" and isinstance(result.get("repos"), list):
-            result["repos"] = [{"name": n, "pushed_at": None} if isinstance(n, str) else n
+            result["repos"] = [{"name": n, "pushed_at": None, "description": None}
+                               if isinstance(n, str) else n
                                for n in result["repos"]]
         elif req.method == "repo/commit":
             result.setdefault("web_url", None)
