@@ -153,7 +153,8 @@ class ReorderedListings(Hooks):
 
     search/repos also lists the organisation as an ``{"org": ...}`` item
     after the repositories it found (§3.1 items are repositories or
-    organisations).
+    organisations), and every repository item carries its ``org`` beside
+    ``full_name`` (§3.1: full_name wins when both are present).
     """
 
     LISTS = {"repo/tree": ("entries",), "search/repos": ("items",), "org/repos": ("repos",),
@@ -172,6 +173,9 @@ class ReorderedListings(Hooks):
                     and "/" in item["full_name"]}
             result["items"] += [{"org": org} for org in sorted(orgs)
                                 if {"org": org} not in result["items"]]
+            for item in result["items"]:
+                if isinstance(item, dict) and isinstance(item.get("full_name"), str):
+                    item["org"] = item["full_name"].rsplit("/", 1)[0]   # full_name wins
         return msg
 
     def partial(self, proxy, req, msg):
