@@ -89,7 +89,7 @@ class JsonRespelled(Hooks):
          'adapter for emitting them"; §7.2 "unsolicited notifications are ignored" (both sides, '
          'normative); §7.6 rule 6 ($/progress, window/logMessage: ignored)')
 class ProgressNotifications(Hooks):
-    """$/progress and window/logMessage notifications everywhere: at start, before every reply and between the batches of a stream.
+    """$/progress and window/logMessage notifications everywhere: at start, before every reply, between the batches of a stream and on every notification received.
 
     None of them has an id; their params never name a request by ``id``
     (an LSP-like progress token instead), so nothing can route them.
@@ -108,6 +108,12 @@ class ProgressNotifications(Hooks):
 
     def start(self, proxy):
         self._notify(proxy, "adapter starting")
+
+    def notification(self, proxy, msg):
+        # a log line for every notification it gets (cancels of finished or
+        # unknown requests, notifications it does not know): still no reply
+        self._notify(proxy, f"got notification {msg.get('method')!r}")
+        return msg
 
     def partial(self, proxy, req, msg):
         self._notify(proxy, f"batch {req.partials + 1 if req else '?'}")
