@@ -15,7 +15,7 @@ a default, a 3-commit default log page, commits without patches, default
 values left out, hits re-sent better, an on-disk blob cache, a cancel cutting
 a search at once, matches as whole lines, a 2-file commit budget, a short
 repository picker, part of the revision capabilities declared, merkle
-directory ids, lines written in pieces). A failure here means the suite is
+directory ids, lines written in pieces, a hosted forge's https URLs). A failure here means the suite is
 over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """

@@ -948,3 +948,38 @@ class SplitWrites(Hooks):
             req.partials += 1
         return None
 
+
+
+# ---------------------------------------------------------------- links of a hosted forge
+
+@control("https-urls",
+         'PROTOCOL §3.9 clone_url: "MUST A URL (or path) that git clone accepts"; §3.10/§3.11 "URL '
+         'grammar is the adapter\'s"; a hosted forge answers https URLs the suite cannot fetch offline')
+class HttpsUrls(Hooks):
+    """repo/clone_url, repo/web_url and org/url answer the https URLs of a hosted forge (https://forge.example/<org>/<name>.git, .../-/blob/<branch>/<path>#L3-5, ...), as a real HTTP adapter does.
+
+    Nothing is fetched: the suite runs offline.
+    """
+
+    BASE = "https://forge.example"
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or result is None:
+            return msg
+        p = req.params
+        if req.method == "repo/clone_url":
+            result["clone_url"] = f"{self.BASE}/{p.get('repo')}.git"
+        elif req.method == "org/url":
+            result["url"] = f"{self.BASE}/{p.get('org')}"
+        elif req.method == "repo/web_url":
+            import urllib.parse
+            path = urllib.parse.quote(str(p.get("path") or ""))
+            branch = urllib.parse.quote(str(p.get("branch") or "main"), safe="")
+            kind = "blob" if p.get("is_file") else "tree"
+            url = f"{self.BASE}/{p.get('repo')}" + (f"/-/{kind}/{branch}/{path}" if path else "")
+            line, end = p.get("line"), p.get("end_line")
+            if p.get("is_file") and type(line) is int:
+                url += f"#L{line}" + (f"-{end}" if type(end) is int and end > line else "")
+            result["url"] = url
+        return msg
