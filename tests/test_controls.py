@@ -10,13 +10,12 @@ basic-format dates, no tree branch, a loopback test double, a
 proxy-honouring client); and the false-red hunt's (tests/adapters/controls_q.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
 lists, null optionals, kindless errors, a cold backend, handshake extras,
-GitHub-style search pages, millisecond dates, upper-case ids, refs without
-a default, a 3-commit default log page, commits without patches, default
-values left out, hits re-sent better, an on-disk blob cache, a cancel cutting
-a search at once, matches as whole lines, a 2-file commit budget, a short
-repository picker, part of the revision capabilities declared, merkle
-directory ids, lines written in pieces, a hosted forge's https URLs). A failure here means the suite is
-over-fitted to the reference. Controls that must surface a warning (the
+GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
+default log page, commits without patches, default values left out, an
+on-disk blob cache, a cancel cutting a search at once, matches as whole
+lines, a 2-file commit budget, log declared alone, merkle directory ids,
+lines written in pieces, a hosted forge's https URLs). A failure here means
+the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """
 

@@ -470,21 +470,6 @@ class UpperHexBlobIds(Hooks):
 
 # ---------------------------------------------------------------- revision listings a backend may trim
 
-@control("refs-no-default",
-         'PROTOCOL §3.6 "SHOULD mark the repository\'s default branch" (default optional; "MUST '
-         'default: true marks at most one branch"): a SHOULD, so a warning at most')
-class RefsNoDefault(Hooks):
-    """repo/refs marks no branch default (a backend whose branch list does not say which is the default)."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "repo/refs" and result is not None:
-            for branch in result.get("branches") or []:
-                if isinstance(branch, dict):
-                    branch.pop("default", None)
-        return msg
-
-
 @control("log-default-page-3",
          'PROTOCOL §3.7 "MAY Choose a default when limit is null"; "cut the list off near N items '
          'and flag truncated: true whenever further matching commits are known to exist"')
@@ -576,31 +561,6 @@ class DefaultValuesAbsent(Hooks):
         for hit in items or []:
             if isinstance(hit, dict):
                 _drop_defaults(hit, HIT_DEFAULTS)
-
-
-# ---------------------------------------------------------------- a hit sent again, better
-
-@control("hits-resent-better",
-         'PROTOCOL §5.3 "A hit the adapter later knows better is sent again as a new item; the host '
-         'folds by file identity"; §3.13 "MAY Return a hit with empty matches: a valid path-only hit"')
-class HitsResentBetter(Hooks):
-    """Each streamed batch is preceded by a batch of the same files as path-only hits (repo, path, sha; no matches, no line): a backend whose filename index answers before its content search.
-
-    The host folds the two by file identity; every hit is still sent in
-    full, after its path-only version.
-    """
-
-    def partial(self, proxy, req, msg):
-        params = msg.get("params")
-        items = params.get("items") if isinstance(params, dict) else None
-        if not isinstance(items, list) or not items:
-            return msg
-        early = [{k: h[k] for k in ("repo", "path", "sha") if k in h} for h in items
-                 if isinstance(h, dict)]
-        proxy.send_host({**msg, "params": {**params, "items": early}})
-        if req is not None:
-            req.partials += 1
-        return msg
 
 
 # ---------------------------------------------------------------- an on-disk content cache
@@ -805,27 +765,6 @@ class CommitBudget2(Hooks):
         return msg
 
 
-@control("search-repos-short",
-         'PROTOCOL §3.1 "SHOULD Keep the list short (the popup is a picker)" (REF: at most 20); '
-         'nothing asks search/repos for every match')
-class SearchReposShort(Hooks):
-    """search/repos answers at most 3 items, exact name matches first (a picker's ranking)."""
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is None or req.method != "search/repos" or result is None:
-            return msg
-        items = result.get("items")
-        if isinstance(items, list):
-            query = str(req.params.get("query") or "").lower()
-
-            def rank(item):
-                name = item.get("full_name") if isinstance(item, dict) else None
-                return 0 if isinstance(name, str) and repo_name(name).lower() == query else 1
-            result["items"] = sorted(items, key=rank)[:3]
-        return msg
-
-
 # ---------------------------------------------------------------- part of the revision set declared
 
 GATED = {"refs": ("repo/refs",), "log": ("repo/log", "repo/blob_at"), "blame": ("repo/blame",),
@@ -852,16 +791,6 @@ class SomeRevisionCaps(Hooks):
             proxy.error(req, f"{req.method} is not supported by this backend", kind="provider")
             return None
         return msg
-
-
-@control("no-blame-no-commit",
-         'PROTOCOL §2.4 capabilities are read independently; "A backend without a blame API answers '
-         'false"; commit defaults to false; "HOST An explicit false disables the capability; the host '
-         'never sends the corresponding method"')
-class NoBlameNoCommit(SomeRevisionCaps):
-    """initialize declares blame and commit false (a forge without blame or commit-detail APIs), refs and log true; repo/blame and repo/commit answer an error if asked."""
-
-    off = ("blame", "commit")
 
 
 @control("log-only",
