@@ -7,8 +7,15 @@ unknown members everywhere, git-style ids; and the deep controls the
 lifecycle and revision cases pass (unknown members whose values change,
 abbreviated commit ids, login authors, annotated tag objects, UTC and
 basic-format dates, no tree branch, a loopback test double, a
-proxy-honouring client). A failure here means the suite is
-over-fitted to the reference. Controls that must surface a warning (the
+proxy-honouring client); and the false-red hunt's (tests/adapters/controls_q.py:
+respelled JSON, progress and log notifications, one hit per batch, reversed
+lists, null optionals, kindless errors, a cold backend, handshake extras,
+GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
+default log page, commits without patches, default values left out, an
+on-disk blob cache, a cancel cutting a search at once, matches as whole
+lines, a 2-file commit budget, log declared alone, merkle directory ids,
+lines written in pieces, a hosted forge's https URLs). A failure here means
+the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases.
 """
 
@@ -19,7 +26,8 @@ import pytest
 from tests import gate
 from tests.adapters.controls import CONTROLS
 
-SLEEPY = ("slow-streamer",)   # 1.5 s pauses in every stream
+SLEEPY = ("slow-streamer",    # 1.5 s pauses in every stream
+          "cold-backend")     # initialize 0.8 s, the first answer 2.5 s late, every process
 gate.plan(__name__, lambda items: {f"control:{s}": {"adapter": gate.mutant(s)} for s in CONTROLS},
           sleepy=tuple(f"control:{s}" for s in SLEEPY))
 
