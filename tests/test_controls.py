@@ -16,7 +16,7 @@ on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
-commit-keyed adapter's FC-093) say which cases.
+commit-keyed adapter's FC-093) say which cases, and no other case may warn.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ def test_control_is_green(verdicts, switch):
         f"{switch} ({control.description}) must pass\n{verdict.explain()}")
     missing = sorted(control.warns - verdict.warned)
     assert not missing, f"{switch}: expected a warning on {missing}\n{verdict.explain()}"
+    # A warning is a verdict too: one no SHOULD of the control's variation
+    # explains is a false alarm (FC-050's and FC-031's went unnoticed so).
+    unexpected = sorted(verdict.warned - control.warns)
+    assert not unexpected, (f"{switch}: warnings on {unexpected}, which the control does not "
+                            f"declare (a SHOULD it breaks, or a false alarm)\n{verdict.explain()}")
 
 
 def test_commit_keyed_warning_names_it(verdicts):
