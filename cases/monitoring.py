@@ -73,6 +73,7 @@ STREAMED_SEARCH_OWNER = "FC-042"
 # (method, member path prefix) -> owner, most specific first
 SHAPE_MEMBER_OWNERS: tuple[tuple[str, str, str], ...] = (
     ("repo/tree", "truncated", "FC-022"),
+    ("repo/log", "truncated", "FC-095"),   # R-3.7-limit: the log's truncated is FC-095's
     ("search/code", "index", "FC-033"),
     ("search/code", "truncated", "FC-070"),
 )

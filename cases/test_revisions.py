@@ -226,7 +226,7 @@ def test_log(adapter, fx):
     and --topo-order all pass, since §3.7 says only "newest first" and
     parallel lines of history have no order the graph gives; a reply cut
     short is judged as the leading part of such a listing (the cut's
-    truncated flag is FC-095's).
+    truncated flag, its type included, is FC-095's).
 
     Falsified by: log-oldest-first: repo/log lists commits oldest first.
     """
@@ -237,7 +237,7 @@ def test_log(adapter, fx):
         for path in (VCS_THREE_COMMITS, None):
             params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
             what = f"repo/log {show(params)}"
-            items = structure(adapter.request("repo/log", params), Log).items
+            items = structure(items_only(adapter.request("repo/log", params)), Log).items
             want = git_log(fx, ref or MAIN, path)
             got = [commits(i.sha) for i in items]
             if ref not in (None, MAIN) and set(got) - {c.sha for c in want}:
@@ -271,13 +271,23 @@ def test_log(adapter, fx):
                   why="the path filter narrows the log")
 
 
+def items_only(result):
+    """A repo/log result without its truncated member: that member (its type
+    too) is FC-095's (R-3.7-limit), as repo/tree's is FC-022's; FC-094 reads
+    the items."""
+    return {k: v for k, v in result.items() if k != "truncated"} if isinstance(result, dict) \
+        else result
+
+
 @case("FC-095")
 def test_log_limit(adapter, fx):
     """repo/log with limit 2, with and without a path, at ref null, main,
-    feature and every tag, where git has more than 2 commits, answers exactly
-    2 items and truncated true; with limit equal to git's count of commits
-    there it answers them all and does not say truncated true (no further
-    commit exists); and FC-094's logs (limit null: the adapter's default,
+    feature, every tag and the tip commits of main and feature spelled as
+    the adapter's log lists them (commit ids as ref), where git has more
+    than 2 commits, answers exactly 2 items and truncated true (a truncated
+    that is not a boolean fails here, not in FC-094); with limit equal to
+    git's count of commits there it answers them all and does not say
+    truncated true (no further commit exists); and FC-094's logs (limit null: the adapter's default,
     with and without a path, at ref null, main, feature and a tag) say
     truncated true when they list fewer commits than git has, and only then
     (RULINGS "Bounded compute": a cut without truncated: true, or a claim of
@@ -287,11 +297,15 @@ def test_log_limit(adapter, fx):
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
+    # (ref as sent, git's revision for it): the names, then the tip commits
+    # of main and feature spelled as the adapter's own log lists them (the
+    # host's history lens walks from those ids)
+    refs = [(ref, ref or MAIN) for ref in (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags")))]
+    refs += tip_ids(adapter, fx)
     # its own limit-2 questions first: a reply it cannot read is its own
-    refs = (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags")))
-    for ref in refs:
+    for ref, rev in refs:
         for path in (VCS_THREE_COMMITS, None):
-            if len(git_log(fx, ref or MAIN, path)) <= 2:
+            if len(git_log(fx, rev, path)) <= 2:
                 continue   # nothing more exists: no truncation to claim
             reading, what = log_reading(adapter, fx, ref, path, 2, None)
             count, truncated = len(reading.model.items), flag(reading)
@@ -301,9 +315,9 @@ def test_log_limit(adapter, fx):
                       why=f"{what} honours limit and says when more exists")
     commits = Commits(adapter, fx)
     # a limit that git's whole history there fits exactly: no further commit exists
-    for ref in refs:
+    for ref, rev in refs:
         for path in (VCS_THREE_COMMITS, None):
-            want = [c.sha for c in git_log(fx, ref or MAIN, path)]
+            want = [c.sha for c in git_log(fx, rev, path)]
             if want:
                 judge_log_cut(fx, commits, *log_reading(adapter, fx, ref, path, len(want),
                                                         owner("log replies are")), want, ref, path)
@@ -315,6 +329,23 @@ def test_log_limit(adapter, fx):
                                                     owner("log replies are")), want, ref, path)
 
 
+def tip_ids(adapter, fx) -> list[tuple[str, str]]:
+    """(id, git's commit) of the newest commit of main's and of feature's
+    log, as the adapter's repo/log (limit null) spells it. A log that is an
+    error, lists nothing, or whose first id resolves to no commit gives none
+    (log replies are FC-094's, ids FC-132's)."""
+    out = []
+    for branch in (MAIN, FEATURE):
+        result, err = try_request(adapter, "repo/log", {"repo": fx.repo(VCS), "path": None,
+                                                        "ref": branch, "limit": None})
+        listed = read(result, Log).model if err is None else None
+        first = listed.items[0].sha if listed is not None and listed.items else None
+        commit = resolve(adapter, fx, first) if isinstance(first, str) and first else None
+        if commit is not None and first not in (ref for ref, _ in out):
+            out.append((first, commit))
+    return out
+
+
 def log_reading(adapter, fx, ref, path, limit, shape_owner):
     """repo/log of vcs read as a Log, and the request as the failure names it."""
     params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": limit}
@@ -323,8 +354,9 @@ def log_reading(adapter, fx, ref, path, limit, shape_owner):
 
 
 def flag(reading) -> str:
-    """A log reply's truncated as shown (``malformed`` when not a boolean)."""
-    return "malformed" if reading.at("truncated") else show(reading.model.truncated)
+    """A log reply's truncated as shown (``malformed (...)`` when not a boolean)."""
+    bad = reading.at("truncated")
+    return f"malformed ({bad[0][1]})" if bad else show(reading.model.truncated)
 
 
 def judge_log_cut(fx, commits, reading, what: str, want: list[str], ref, path) -> None:

@@ -21,13 +21,14 @@ from cases.monitoring import judge_own_traffic
 from cases.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
                            tree_what, try_request)
 from cases.settings import SILENCE_S
-from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
+from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
                              VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
 from wire.messages import Blob, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
-# the two streams of FC-120: different terms, different files (none is cut by its limit)
-STREAM_TERMS = (TERM_MANY_ALPHA, TERM_SEVERAL)
+# the streams of FC-120: different terms, different files (none is cut by its limit);
+# three, so an adapter whose stream table holds two (or pairs streams) shows
+STREAM_TERMS = (TERM_MANY_ALPHA, TERM_SEVERAL, TERM_LINE)
 RUN_ORDER = ("FC-120", "FC-121", "FC-123", "FC-124", "FC-122")
 
 
@@ -66,12 +67,12 @@ def tree_paths(result):
 
 @case("FC-120")
 def test_requests_in_flight_at_once(adapter, fx):
-    """Two streaming searches (different terms), the slow tree of wide, the
+    """Three streaming searches (different terms), the slow tree of wide, the
     tree of alpha and three blobs written back to back, before any reply:
     each is answered exactly once, under its own id (in any order), with what
     the same request answers alone (each tree lists the paths of the
     repository it asked for; each stream's $/partial batches carry the files
-    its own term finds, so batches sent under the other stream's id show). An
+    its own term finds, so batches sent under another stream's id show). An
     error reply (a backend that throttles requests in flight, §6.2) says
     nothing about routing: it is left out of the comparison, and the case
     skips when every reply in flight was one.
@@ -85,7 +86,7 @@ def test_requests_in_flight_at_once(adapter, fx):
             ("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})]
     asks += [("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[p]}) for p in BLOB_PATHS]
     mark = adapter.transcript.mark()
-    # two streams in flight together: a batch routed to the other one shows in its files
+    # three streams in flight together: a batch routed to another one shows in its files
     streams = [adapter.call("search/code", {"q": term, "limit": 500, "partial": True})
                for term in STREAM_TERMS] if adapter.caps.code_search else []
     calls = [adapter.call(method, params) for method, params in asks]
