@@ -292,7 +292,9 @@ def test_log_limit(adapter, fx):
     truncated true when they list fewer commits than git has, and only then
     (RULINGS "Bounded compute": a cut without truncated: true, or a claim of
     truncation that is false, fails; listing other commits is FC-094's or,
-    at a ref, FC-130's).
+    at a ref, FC-130's). Every vcs log reply of the run whose items git
+    reads as a newest-first leading part of its log there is judged the
+    same way (respawned generations too: cases/claims.py).
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
@@ -473,8 +475,11 @@ def log_ids_served(adapter, fx):
 
 @case("FC-097")
 def test_blob_at_unknown(adapter, fx):
-    """repo/blob_at of an unknown path at main, ref null and feature, and of a known path at an unknown
-    ref (a name, a 40-hex and a 12-hex id), is an error of kind not_found.
+    """repo/blob_at of an unknown path at main, ref null and feature, of a known path at an unknown
+    ref (a name, a 40-hex and a 12-hex id), and of every file another
+    revision has at each branch and tag (ref null for main) that lacks it (a
+    file added later, deleted or renamed before, or on the other branch
+    only), is an error of kind not_found.
 
     Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
     cannot resolve in a served repository.
@@ -483,10 +488,22 @@ def test_blob_at_unknown(adapter, fx):
     asks = [("no/such/file-fc097.txt", MAIN), ("no/such/file-fc097.txt", None),
             ("no/such/file-fc097.txt", FEATURE), (VCS_THREE_COMMITS, UNKNOWN_REF),
             (VCS_THREE_COMMITS, unknown_commit_id(fx)), (VCS_THREE_COMMITS, unknown_short_id(fx))]
+    asks += lacking_paths(fx)
     for path, ref in asks:
         what = f"repo/blob_at of {path} at {ref}"
         params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
         judge_kind(expect_error(adapter, "repo/blob_at", params, what=what), "not_found", what=what)
+
+
+def lacking_paths(fx) -> list[tuple[str, str | None]]:
+    """(path, ref): each file some branch or tag of git has, at each branch
+    and tag (and ref null for the default branch) whose tree lacks it."""
+    refs = (MAIN, FEATURE, *sorted(git_refs(fx, "tags")))
+    files = {ref: set(git_text(fx, "ls-tree", "-r", "--name-only", "-z", ref).split("\0")) - {""}
+             for ref in refs}
+    every = set().union(*files.values())
+    return [(path, sent) for ref in refs for sent in ((ref, None) if ref == MAIN else (ref,))
+            for path in sorted(every - files[ref])]
 
 
 # (path, ref) FC-098 blames: every text file git blames into ranges at main, and at refs.
