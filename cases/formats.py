@@ -100,3 +100,33 @@ def basic_instant(text: Any) -> _dt.datetime | None:
         return _dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
     except ValueError:
         return None
+
+
+# Control/format, separators (whitespace), combining marks, unassigned,
+# surrogates and private use (Nerd Font glyphs need a patched font).
+UNDISPLAYABLE = {"Cc": "a control character", "Cf": "a format character",
+                 "Zs": "whitespace", "Zl": "a line separator", "Zp": "a paragraph separator",
+                 "Mn": "a combining mark", "Mc": "a combining mark", "Me": "an enclosing mark",
+                 "Cn": "unassigned", "Cs": "a surrogate", "Co": "a private-use glyph"}
+# Letters and symbols whose glyph is blank: the Hangul fillers (Unicode's
+# Default_Ignorable_Code_Point letters, rendered as nothing or as a space)
+# and the blank Braille pattern. One code point of a displayable category,
+# yet the user sees no icon.
+BLANK = {0x115F: "HANGUL CHOSEONG FILLER", 0x1160: "HANGUL JUNGSEONG FILLER",
+         0x3164: "HANGUL FILLER", 0xFFA0: "HALFWIDTH HANGUL FILLER",
+         0x2800: "BRAILLE PATTERN BLANK"}
+
+
+def undisplayable_icon(icon) -> str | None:
+    """Why a one-code-point ``icon`` (not a builtin name) is no character any
+    terminal shows without special fonts (FC-080), or None; an icon that is
+    absent, a builtin name or not one code point is FC-004's business."""
+    import unicodedata
+    if not isinstance(icon, str) or len(icon) != 1 or icon in BUILTIN_ICONS:
+        return None
+    category = unicodedata.category(icon)
+    if category in UNDISPLAYABLE:
+        return f"U+{ord(icon):04X} ({UNDISPLAYABLE[category]}, category {category})"
+    if ord(icon) in BLANK:
+        return f"U+{ord(icon):04X} {BLANK[ord(icon)]} (category {category}, but its glyph is blank)"
+    return None

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from cases import monitoring, report
+from cases import claims, monitoring, report
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
 from cases.copy_watch import Baseline
 from cases.fixture_view import FixtureView
@@ -281,8 +281,10 @@ class Harness:
     # --- the protocol monitor (cases/monitoring.py)
 
     def harvest(self, provider, case_id: str | None) -> None:
-        """Keep the monitor's new findings on ``provider``, tagged with the case."""
+        """Keep the monitor's new findings on ``provider``, tagged with the case,
+        and its truncated claims judged against the fixture (cases/claims.py)."""
         self.seen += monitoring.harvest(provider, case_id)
+        self.seen += monitoring.tagged(claims.harvest(provider, self._fx), provider, case_id)
 
     def apply_monitor(self) -> None:
         """Hand every finding of the run to the case that owns its rule (see

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import attrs
 
-from cases import api, registry
+from cases import api, claims, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -50,6 +50,12 @@ RULE_OWNERS: dict[str, str] = {
     m.HANDSHAKE_ICON: "FC-004",
     m.HANDSHAKE_REVISION_CAPABILITIES: "FC-099",   # RULINGS: the revision keys are FC-099's
     m.HANDSHAKE_CACHE: "FC-005",   # the cache budget's reply member (§2.3)
+    # truncated claims on every reply of the run that can be judged (cases/claims.py)
+    claims.TREE_TRUNCATED: "FC-022",
+    claims.LOG_TRUNCATED: "FC-095",
+    claims.SEARCH_TRUNCATED: "FC-070",
+    claims.STREAM_TRUNCATED: "FC-042",
+    claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
 }
 
 # result-shape: the owner by method, refined by the member the problem is at
@@ -73,6 +79,7 @@ STREAMED_SEARCH_OWNER = "FC-042"
 # (method, member path prefix) -> owner, most specific first
 SHAPE_MEMBER_OWNERS: tuple[tuple[str, str, str], ...] = (
     ("repo/tree", "truncated", "FC-022"),
+    ("repo/log", "truncated", "FC-095"),   # R-3.7-limit: the log's truncated is FC-095's
     ("search/code", "index", "FC-033"),
     ("search/code", "truncated", "FC-070"),
 )
@@ -154,6 +161,10 @@ def harvest(provider, case_id: str | None) -> list[Seen]:
     taken = getattr(provider, "_findings_taken", 0)
     found = provider.findings[taken:]
     provider._findings_taken = taken + len(found)
+    return tagged(found, provider, case_id)
+
+
+def tagged(found: list[Finding], provider, case_id: str | None) -> list[Seen]:
     return [Seen(f, case_id, getattr(provider, "label", "adapter")) for f in found]
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from cases.claims import ClaimsMonitor
 from cases.settings import CACHE_BYTES, CACHE_PROVIDER, Settings
 from wire.messages import Capabilities, InitializeResult, structure
-from wire.monitor import Monitor
 from wire.transport import Provider
 
 
@@ -76,7 +76,7 @@ def new_provider(settings: Settings, fixture_dir: Path, temp: Path, *, label: st
     p = CaseProvider(settings.argv_for(fixture_dir),
                      env=settings.adapter_env(fixture_dir, extra=extra),
                      deadline_s=settings.deadline_s, init_params=init_params,
-                     stderr_dir=stderr_dir, monitor=Monitor())
+                     stderr_dir=stderr_dir, monitor=ClaimsMonitor(fixture_dir))
     p.label = label
     p.cache_root = cache.parents[1]   # <root>/rootle: the host's cache root
     return p

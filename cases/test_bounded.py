@@ -33,7 +33,10 @@ def test_limit_honoured_or_ignored(adapter, fx):
     the number of alpha's files holding its term, the reply either is cut
     with truncated true (not every matching file listed, and not far fewer
     hits than the limit), or lists every matching file with truncated
-    false; every hit names a file that contains the term.
+    false; every hit names a file that contains the term. Every one-shot
+    search of the run for one of the fixture's terms (unscoped or
+    repo:-scoped; respawned generations too) is judged the same way, both
+    ways (cases/claims.py).
 
     Falsified by: search-one-page: One-shot searches return only the first 100 hits (one backend
     page) without truncated.

@@ -204,6 +204,14 @@ def local_source(url):
     return url if os.path.isabs(url) else None
 
 
+def remote_path(url):
+    """The repository path a remote clone URL names ("" when it names only a
+    server: https://forge.example/ clones nothing)."""
+    if re.match(r"^[\w.+-]+://", url):
+        return urlparse(url).path.strip("/")
+    return url.split(":", 1)[1].strip("/") if ":" in url else ""
+
+
 def git_env(home):
     return {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "LC_ALL": "C",
             "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
@@ -231,10 +239,12 @@ def clone_heads(url):
 
 @case("FC-113")
 def test_clone_url(adapter, fx):
-    """repo/clone_url answers a string for every repository; for vcs, a local
+    """repo/clone_url answers a string for every repository, each its own
+    (no two repositories share a URL); a remote URL (a hosted forge's: https,
+    ssh...) must be well-formed for git and name a path on its server, and is
+    not cloned, nor warned about (the suite runs offline); for vcs, a local
     path or file:// URL is cloned with git and must give the fixture's main
-    and feature commits (another URL, a hosted forge's, must be well-formed
-    for git; it is not cloned, and not warned about: the suite runs offline).
+    and feature commits.
 
     Falsified by: clone-url-parent-dir: repo/clone_url of a git repository names the directory above
     it (not a repository).
@@ -247,16 +257,29 @@ def test_clone_url(adapter, fx):
         fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
                   got=show(url), why=f"{what} is a URL or path")
         urls[name] = url
+        if local_source(url) is None:   # a remote URL: its form, and that it names a path
+            fc_assert(GIT_URL.match(url) and remote_path(url), expected="a URL git clone "
+                      "accepts, naming the repository's path on its server", got=show(url),
+                      why=f"{what} is a URL or path git clone accepts")
+    # A clone URL clones its own repository: two repositories cannot share
+    # one (PROTOCOL is silent on the URL's grammar; this is what a remote URL
+    # can be judged on without the network)
+    shared = {}
+    for name, url in urls.items():
+        shared.setdefault(url, []).append(fx.repo(name))
+    shared = {url: names for url, names in shared.items() if len(names) > 1}
+    fc_assert(not shared, expected="a clone_url of its own for each repository",
+              got=listing(f"{', '.join(names)} all answer {url!r}" for url, names in shared.items()),
+              why="repo/clone_url names the repository asked for (the organisation's URL, or a "
+                  "URL without the repository's path?)")
     if not fx.vcs_built:
         return   # nothing to clone; the plain repositories were judged
     url = urls[VCS]
     source = local_source(url)
     if source is None:
-        # A hosted forge's URL (https, ssh...) cannot be cloned offline: its form is
-        # what can be judged. No warning: §3.9 asks for any URL git clone accepts,
-        # and no SHOULD prefers a local one (a real HTTP adapter answers https).
-        fc_assert(GIT_URL.match(url), expected="a URL git clone accepts", got=show(url),
-                  why="clone_url is a URL or path git clone accepts")
+        # A hosted forge's URL cannot be cloned offline: its form was judged above.
+        # No warning: §3.9 asks for any URL git clone accepts, and no SHOULD
+        # prefers a local one (a real HTTP adapter answers https).
         return
     heads, complaint = clone_heads(url)
     fc_assert(heads is not None, expected=f"git clone {url} to succeed", got=complaint,

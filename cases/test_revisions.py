@@ -229,7 +229,7 @@ def test_log(adapter, fx):
     and --topo-order all pass, since §3.7 says only "newest first" and
     parallel lines of history have no order the graph gives; a reply cut
     short is judged as the leading part of such a listing (the cut's
-    truncated flag is FC-095's).
+    truncated flag, its type included, is FC-095's).
 
     Falsified by: log-oldest-first: repo/log lists commits oldest first.
     """
@@ -240,8 +240,8 @@ def test_log(adapter, fx):
         for path in (VCS_THREE_COMMITS, None):
             params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": None}
             what = f"repo/log {show(params)}"
-            log = structure(adapter.request("repo/log", params), Log)
-            items = log.items
+            result = adapter.request("repo/log", params)
+            items = structure(items_only(result), Log).items
             want = git_log(fx, ref or MAIN, path)
             got = [commits(i.sha) for i in items]
             if ref not in (None, MAIN) and set(got) - {c.sha for c in want}:
@@ -269,7 +269,8 @@ def test_log(adapter, fx):
                     warn(f"{what}: {item.sha[:12]}'s subject is {item.subject!r}; git says "
                          f"{commit.subject!r}")
             lengths[path] = len(items)
-            cut[path] = log.truncated is True
+            # a malformed truncated is FC-095's; only a well-formed true is a cut here
+            cut[path] = isinstance(result, dict) and result.get("truncated") is True
         if cut[None]:
             # The adapter's default page (limit null: §3.7 MAY choose one) cut the
             # unfiltered log: its length cannot show the narrowing; what the
@@ -281,27 +282,43 @@ def test_log(adapter, fx):
                   why="the path filter narrows the log")
 
 
+def items_only(result):
+    """A repo/log result without its truncated member: that member (its type
+    too) is FC-095's (R-3.7-limit), as repo/tree's is FC-022's; FC-094 reads
+    the items."""
+    return {k: v for k, v in result.items() if k != "truncated"} if isinstance(result, dict) \
+        else result
+
+
 @case("FC-095")
 def test_log_limit(adapter, fx):
     """repo/log with limit 2, with and without a path, at ref null, main,
-    feature and every tag, where git has more than 2 commits, answers exactly
-    2 items and truncated true; with limit equal to git's count of commits
-    there it answers them all and does not say truncated true (no further
-    commit exists); and FC-094's logs (limit null: the adapter's default,
+    feature, every tag and the tip commits of main and feature spelled as
+    the adapter's log lists them (commit ids as ref), where git has more
+    than 2 commits, answers exactly 2 items and truncated true (a truncated
+    that is not a boolean fails here, not in FC-094); with limit equal to
+    git's count of commits there it answers them all and does not say
+    truncated true (no further commit exists); and FC-094's logs (limit null: the adapter's default,
     with and without a path, at ref null, main, feature and a tag) say
     truncated true when they list fewer commits than git has, and only then
     (RULINGS "Bounded compute": a cut without truncated: true, or a claim of
     truncation that is false, fails; listing other commits is FC-094's or,
-    at a ref, FC-130's).
+    at a ref, FC-130's). Every vcs log reply of the run whose items git
+    reads as a newest-first leading part of its log there is judged the
+    same way (respawned generations too: cases/claims.py).
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """
     require(adapter, fx, "log")
+    # (ref as sent, git's revision for it): the names, then the tip commits
+    # of main and feature spelled as the adapter's own log lists them (the
+    # host's history lens walks from those ids)
+    refs = [(ref, ref or MAIN) for ref in (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags")))]
+    refs += tip_ids(adapter, fx)
     # its own limit-2 questions first: a reply it cannot read is its own
-    refs = (None, MAIN, FEATURE, *sorted(git_refs(fx, "tags")))
-    for ref in refs:
+    for ref, rev in refs:
         for path in (VCS_THREE_COMMITS, None):
-            if len(git_log(fx, ref or MAIN, path)) <= 2:
+            if len(git_log(fx, rev, path)) <= 2:
                 continue   # nothing more exists: no truncation to claim
             reading, what = log_reading(adapter, fx, ref, path, 2, None)
             count, truncated = len(reading.model.items), flag(reading)
@@ -311,9 +328,9 @@ def test_log_limit(adapter, fx):
                       why=f"{what} honours limit and says when more exists")
     commits = Commits(adapter, fx)
     # a limit that git's whole history there fits exactly: no further commit exists
-    for ref in refs:
+    for ref, rev in refs:
         for path in (VCS_THREE_COMMITS, None):
-            want = [c.sha for c in git_log(fx, ref or MAIN, path)]
+            want = [c.sha for c in git_log(fx, rev, path)]
             if want:
                 judge_log_cut(fx, commits, *log_reading(adapter, fx, ref, path, len(want),
                                                         owner("log replies are")), want, ref, path)
@@ -325,6 +342,23 @@ def test_log_limit(adapter, fx):
                                                     owner("log replies are")), want, ref, path)
 
 
+def tip_ids(adapter, fx) -> list[tuple[str, str]]:
+    """(id, git's commit) of the newest commit of main's and of feature's
+    log, as the adapter's repo/log (limit null) spells it. A log that is an
+    error, lists nothing, or whose first id resolves to no commit gives none
+    (log replies are FC-094's, ids FC-132's)."""
+    out = []
+    for branch in (MAIN, FEATURE):
+        result, err = try_request(adapter, "repo/log", {"repo": fx.repo(VCS), "path": None,
+                                                        "ref": branch, "limit": None})
+        listed = read(result, Log).model if err is None else None
+        first = listed.items[0].sha if listed is not None and listed.items else None
+        commit = resolve(adapter, fx, first) if isinstance(first, str) and first else None
+        if commit is not None and first not in (ref for ref, _ in out):
+            out.append((first, commit))
+    return out
+
+
 def log_reading(adapter, fx, ref, path, limit, shape_owner):
     """repo/log of vcs read as a Log, and the request as the failure names it."""
     params = {"repo": fx.repo(VCS), "path": path, "ref": ref, "limit": limit}
@@ -333,8 +367,9 @@ def log_reading(adapter, fx, ref, path, limit, shape_owner):
 
 
 def flag(reading) -> str:
-    """A log reply's truncated as shown (``malformed`` when not a boolean)."""
-    return "malformed" if reading.at("truncated") else show(reading.model.truncated)
+    """A log reply's truncated as shown (``malformed (...)`` when not a boolean)."""
+    bad = reading.at("truncated")
+    return f"malformed ({bad[0][1]})" if bad else show(reading.model.truncated)
 
 
 def judge_log_cut(fx, commits, reading, what: str, want: list[str], ref, path) -> None:
@@ -451,8 +486,11 @@ def log_ids_served(adapter, fx):
 
 @case("FC-097")
 def test_blob_at_unknown(adapter, fx):
-    """repo/blob_at of an unknown path at main, ref null and feature, and of a known path at an unknown
-    ref (a name, a 40-hex and a 12-hex id), is an error of kind not_found.
+    """repo/blob_at of an unknown path at main, ref null and feature, of a known path at an unknown
+    ref (a name, a 40-hex and a 12-hex id), and of every file another
+    revision has at each branch and tag (ref null for main) that lacks it (a
+    file added later, deleted or renamed before, or on the other branch
+    only), is an error of kind not_found.
 
     Falsified by: blob-at-empty-for-unknown: repo/blob_at answers empty bytes for a path or ref it
     cannot resolve in a served repository.
@@ -461,10 +499,22 @@ def test_blob_at_unknown(adapter, fx):
     asks = [("no/such/file-fc097.txt", MAIN), ("no/such/file-fc097.txt", None),
             ("no/such/file-fc097.txt", FEATURE), (VCS_THREE_COMMITS, UNKNOWN_REF),
             (VCS_THREE_COMMITS, unknown_commit_id(fx)), (VCS_THREE_COMMITS, unknown_short_id(fx))]
+    asks += lacking_paths(fx)
     for path, ref in asks:
         what = f"repo/blob_at of {path} at {ref}"
         params = {"repo": fx.repo(VCS), "path": path, "ref": ref}
         judge_kind(expect_error(adapter, "repo/blob_at", params, what=what), "not_found", what=what)
+
+
+def lacking_paths(fx) -> list[tuple[str, str | None]]:
+    """(path, ref): each file some branch or tag of git has, at each branch
+    and tag (and ref null for the default branch) whose tree lacks it."""
+    refs = (MAIN, FEATURE, *sorted(git_refs(fx, "tags")))
+    files = {ref: set(git_text(fx, "ls-tree", "-r", "--name-only", "-z", ref).split("\0")) - {""}
+             for ref in refs}
+    every = set().union(*files.values())
+    return [(path, sent) for ref in refs for sent in ((ref, None) if ref == MAIN else (ref,))
+            for path in sorted(every - files[ref])]
 
 
 # (path, ref) FC-098 blames: every text file git blames into ranges at main, and at refs.

@@ -21,7 +21,7 @@ from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLA
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN,
                              VCS_ESCAPE_PATHS, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
                              VCS_THREE_COMMITS)
-from wire.messages import Blame, BlobAt, Log
+from wire.messages import Blame, BlobAt, Log, read
 
 
 def require(adapter, fx, capability):
@@ -164,7 +164,9 @@ def test_blame_at_ref(adapter, fx):
 
 @case("FC-132")
 def test_log_shas_as_refs(adapter, fx):
-    """Every commit id repo/log lists for a file is accepted back as a ref:
+    """Every commit id repo/log lists for a file (at ref null, and at feature
+    for the file feature rewrote: its ids off the default branch's history)
+    is accepted back as a ref:
     repo/blob_at of that file at each id serves git's bytes at that commit,
     and repo/tree at each id (when refs is declared) is that commit's tree
     (a slip its tree at the default branch shows too is coverage: FC-020's);
@@ -179,7 +181,10 @@ def test_log_shas_as_refs(adapter, fx):
     """
     require(adapter, fx, "log")
     need_blob_at_served(adapter, fx)
-    paths = (VCS_THREE_COMMITS, VCS_MAIN_ADVANCED)
+    # the default branch's logs, and feature's (its commit below the tip is
+    # on no other log, and no ref names it: only its id reaches it)
+    asks = ((None, VCS_THREE_COMMITS), (None, VCS_MAIN_ADVANCED),
+            (VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN))
     judged = 0
     if adapter.caps.refs:
         # what the adapter already gets wrong at the default branch is coverage
@@ -187,26 +192,37 @@ def test_log_shas_as_refs(adapter, fx):
         at_default = set(by_path(tree(adapter, fx, VCS, VCS_DEFAULT_BRANCH).model))
         git_default = git_paths(fx, VCS_DEFAULT_BRANCH) or set()
         default_missing, default_extra = git_default - at_default, at_default - git_default
-    for path in paths:
-        items = log_at(adapter, fx, None, path).items
+    for ref, path in asks:
+        items = log_at(adapter, fx, ref, path).items
         shas = [i.sha for i in items if isinstance(i.sha, str)]
-        need(shas, f"repo/log of {path} listed no commit id", owner("log replies are"))
+        need(shas, f"repo/log of {path} at {ref} listed no commit id", owner("log replies are"))
         for spelled in shas:
             commit = resolve(adapter, fx, spelled)   # opaque: judged by what it names
             need(commit, f"repo/log listed {spelled!r}, which names no commit of git's "
                  f"(neither as git spells ids nor back through repo/log)", owner("log replies are"))
             judged += 1
             what = f"repo/blob_at of {path} at {spelled[:12]}"
-            result = read_reply(adapter.request("repo/blob_at", {"repo": fx.repo(VCS),
-                                                                  "path": path, "ref": spelled}),
-                                BlobAt, what, owner("blob_at replies are")).model
-            got = b64_loose(result.bytes_b64)
+            params = {"repo": fx.repo(VCS), "path": path, "ref": spelled}
+            answer, err = try_request(adapter, "repo/blob_at", params)
+            result = read_reply(answer, BlobAt, what, owner("blob_at replies are")).model \
+                if err is None else None
+            got = b64_loose(result.bytes_b64) if result is not None else None
             want = git_show(fx, commit, path)
+            if got != want and ref is not None:
+                # off the default branch: the same slip at the tip repo/refs lists is FC-096's
+                need(blob_at_right(adapter, fx, path, tip_of(adapter, fx, ref)),
+                     f"repo/blob_at of {path} at {ref}'s tip (a sha repo/refs lists) is wrong too",
+                     owner("blob_at replies are"))
+            fc_assert(err is None, expected=f"{path} as git has it at {commit[:12]}",
+                      got=f"an error: {err.message if err else ''!r}",
+                      why=f"repo/log of {path} at {ref} listed {spelled!r}: a commit id from "
+                          f"repo/log is accepted back as a ref (repo/blob_at {show(params)})")
             fc_assert(got == want, expected=f"{path} as git has it at {commit[:12]}",
                       got="undecodable bytes" if got is None else f"{len(got)} other bytes",
-                      why="a commit id from repo/log is accepted back as a ref")
+                      why=f"a commit id from repo/log is accepted back as a ref (repo/blob_at "
+                          f"{show(params)})")
             if adapter.caps.commit and spelled != commit:
-                judge_commit_of(adapter, fx, spelled, commit, f"repo/log of {path}")
+                judge_commit_of(adapter, fx, spelled, commit, f"repo/log of {path} at {ref}")
             if adapter.caps.refs:
                 listed = set(by_path(tree(adapter, fx, VCS, spelled).model))
                 want_paths, telling, elsewhere = telling_paths(fx, commit)
@@ -223,6 +239,23 @@ def test_log_shas_as_refs(adapter, fx):
                           f"{listing(extra) or 'none'}",
                           why="a commit id from repo/log is accepted back as repo/tree's ref")
     need(judged, "repo/log listed no commit", owner("log replies are"))
+
+
+def tip_of(adapter, fx, branch) -> str | None:
+    """The newest id of ``branch``'s log as the adapter spells it (its tip)."""
+    items = log_at(adapter, fx, branch).items
+    return items[0].sha if items and isinstance(items[0].sha, str) else None
+
+
+def blob_at_right(adapter, fx, path, spelled) -> bool:
+    """Whether repo/blob_at of ``path`` at the id ``spelled`` serves git's bytes there."""
+    commit = resolve(adapter, fx, spelled) if spelled else None
+    if commit is None:
+        return True   # nothing to blame the tip for
+    result, err = try_request(adapter, "repo/blob_at", {"repo": fx.repo(VCS), "path": path,
+                                                        "ref": spelled})
+    model = read(result, BlobAt).model if err is None else None
+    return model is not None and b64_loose(model.bytes_b64) == git_show(fx, commit, path)
 
 
 def judge_commit_of(adapter, fx, spelled: str, commit: str, listed_by: str) -> None:

@@ -134,7 +134,9 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     holds the text), never with far fewer hits than the limit; the hits of a
     matching query arrived through $/partial and name files that contain the
     term. Items in the final reply of any stream of the run fail here too
-    (the protocol monitor's verdict names where).
+    (the protocol monitor's verdict names where), and so does the truncated
+    of any stream of the run for one of the fixture's terms, in every
+    generation (cases/claims.py).
 
     Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
     reply.

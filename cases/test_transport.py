@@ -21,13 +21,17 @@ from cases.monitoring import judge_own_traffic
 from cases.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
                            tree_what, try_request)
 from cases.settings import SILENCE_S
-from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
-                             VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS, WIDE)
-from wire.messages import Blob, Tree, read
+from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
+                             VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
+from wire.messages import Blob, Log, SearchResult, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
-# the two streams of FC-120: different terms, different files (none is cut by its limit)
-STREAM_TERMS = (TERM_MANY_ALPHA, TERM_SEVERAL)
+# the streams of FC-120: different terms, different files (none is cut by its limit);
+# three, so an adapter whose stream table holds two (or pairs streams) shows. The
+# one of several batches (TERM_SEVERAL: alpha, then beta) is written last, so
+# the request after it is a tree: a later batch under a wrong id names no
+# stream (FC-040's, through the monitor), not a neighbour's (crossed: here).
+STREAM_TERMS = (TERM_MANY_ALPHA, TERM_LINE, TERM_SEVERAL)
 RUN_ORDER = ("FC-120", "FC-121", "FC-123", "FC-124", "FC-122")
 
 
@@ -66,12 +70,12 @@ def tree_paths(result):
 
 @case("FC-120")
 def test_requests_in_flight_at_once(adapter, fx):
-    """Two streaming searches (different terms), the slow tree of wide, the
+    """Three streaming searches (different terms), the slow tree of wide, the
     tree of alpha and three blobs written back to back, before any reply:
     each is answered exactly once, under its own id (in any order), with what
     the same request answers alone (each tree lists the paths of the
     repository it asked for; each stream's $/partial batches carry the files
-    its own term finds, so batches sent under the other stream's id show). An
+    its own term finds, so batches sent under another stream's id show). An
     error reply (a backend that throttles requests in flight, §6.2) says
     nothing about routing: it is left out of the comparison, and the case
     skips when every reply in flight was one.
@@ -85,7 +89,7 @@ def test_requests_in_flight_at_once(adapter, fx):
             ("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})]
     asks += [("repo/blob", {"repo": fx.repo(ALPHA), "sha": ids[p]}) for p in BLOB_PATHS]
     mark = adapter.transcript.mark()
-    # two streams in flight together: a batch routed to the other one shows in its files
+    # three streams in flight together: a batch routed to another one shows in its files
     streams = [adapter.call("search/code", {"q": term, "limit": 500, "partial": True})
                for term in STREAM_TERMS] if adapter.caps.code_search else []
     calls = [adapter.call(method, params) for method, params in asks]
@@ -146,13 +150,38 @@ def test_requests_in_flight_at_once(adapter, fx):
 NO_CACHE = ("cache_dir", "cache_bytes")   # the v1.6 host's first initialize had neither
 
 
+def other_answers(adapter, fx) -> dict:
+    """What FC-121 compares across its extra initializes besides the tree: the
+    files a one-shot search/code finds and the subjects of the log at
+    feature (when declared), or an error's message: each must be answered
+    after them as before (an error before is its own cases' business, and
+    the same error after passes)."""
+    out = {}
+    if adapter.caps.code_search:
+        params = {"q": TERM_MANY_ALPHA, "limit": 500}
+        result, err = try_request(adapter, "search/code", params)
+        hits = read(result, SearchResult).model if err is None else None
+        out[f"search/code {show(params)}"] = (f"error {err.message!r}" if err is not None else
+                                              sorted(folded(hits.items)) if hits is not None
+                                              else show(result, 60))
+    if adapter.caps.log and fx.vcs_built:
+        params = {"repo": fx.repo(VCS), "path": None, "ref": VCS_FEATURE_BRANCH, "limit": None}
+        result, err = try_request(adapter, "repo/log", params)
+        log = read(result, Log).model if err is None else None
+        out[f"repo/log {show(params)}"] = (f"error {err.message!r}" if err is not None else
+                                           [i.subject for i in log.items] if log is not None
+                                           else show(result, 60))
+    return out
+
+
 @case("FC-121")
 def test_second_initialize(adapter, fx, spawn):
     """More initializes on the same process (an older host sent two: one
     without the cache params, one with them) are each answered with a
     result: the first's params again, then without the cache params, then
     with them; and the process goes on serving repo/tree of alpha as before,
-    each unchanged file under the id it had (§4). (An error without the cache
+    each unchanged file under the id it had (§4), and a one-shot search and
+    the log at feature (when declared) as before. (An error without the cache
     params is FC-005's when a process started without them fails as well;
     ids that already change between two calls before any extra initialize
     are FC-010's.)
@@ -169,6 +198,7 @@ def test_second_initialize(adapter, fx, spawn):
     # are FC-010's defect, not a re-initialize's
     again = blob_ids(tree(adapter, fx, ALPHA).model, files)
     unstable = sorted(p for p in set(ids_before) & set(again) if ids_before[p] != again[p])
+    served_before = other_answers(adapter, fx)
     first = dict(adapter.init_params)
     bare = {k: v for k, v in first.items() if k not in NO_CACHE}
     for params in (first, bare, first):
@@ -187,6 +217,12 @@ def test_second_initialize(adapter, fx, spawn):
     fc_assert(after == before, expected=f"the {len(before)} paths listed before",
               got=f"missing {listing(before - after) or 'none'}",
               why="after more initializes the process serves as before")
+    served_after = other_answers(adapter, fx)
+    for asked, was in served_before.items():
+        now = served_after.get(asked)
+        fc_assert(now == was, expected=f"{asked}: {show(was, 100)}, as before",
+                  got=show(now, 100), why="after more initializes the process serves every "
+                  "method as before (a re-initialize that drops an index or a cache?)")
     # The fixture did not change: each file listed with a string sha both
     # times keeps its id (§4: the same unchanged content, the same id on
     # every call). Only ids, only of the same paths; a missing sha is FC-021's.
@@ -208,7 +244,8 @@ def test_cancel_for_finished_request(adapter, fx):
     """A $/cancelRequest naming a request already answered (a tree, a blob, a
     one-shot search and a finished stream) gets nothing back (here within
     SILENCE_S; anywhere in the run, through the protocol monitor), and the
-    next repo/tree is answered as the one before.
+    next repo/tree is answered as the one before, and the stream asked again
+    streams the same files with the same truncated (no stale abort).
 
     Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
     error under that id.
@@ -231,6 +268,10 @@ def test_cancel_for_finished_request(adapter, fx):
     time.sleep(SILENCE_S)   # the rule is about absence: a named silence window
     follow_up = adapter.call("repo/tree", {"repo": fx.repo(ALPHA), "ref": None})
     after = follow_up.result()
+    # the stream asked again: a stale cancel must not abort work that starts later
+    again = adapter.call(*asks[-1]) if adapter.caps.code_search else None
+    if again is not None:
+        again.wait()
     # Anything in answer to the cancels (a reply under a finished id, an error
     # without an id) is the protocol monitor's "notification answered" rule,
     # this case's on every frame of the run.
@@ -238,6 +279,17 @@ def test_cancel_for_finished_request(adapter, fx):
     fc_assert(isinstance(after, dict) and tree_paths(after) == before,
               expected=f"the {len(before)} paths listed before", got=show(after, 80),
               why="after a cancel for a finished request the process serves as before")
+    if again is not None and finished[-1].outcome == "result":
+        stream = finished[-1]
+        was, now = streamed(stream), streamed(again) if again.outcome == "result" else set()
+        flag = lambda c: show(c.value.get("truncated")) if isinstance(c.value, dict) else "?"
+        fc_assert(again.outcome == "result" and now == was and flag(again) == flag(stream),
+                  expected=f"search/code {show(asks[-1][1])} streams the {len(was)} files it "
+                           f"streamed before the cancels (truncated {flag(stream)})",
+                  got=f"{again.outcome}: {len(now)} files (missing "
+                      f"{listing(was - now, 3) or 'none'}), truncated {flag(again)}",
+                  why="a cancel naming a finished request is ignored: it must not abort a "
+                      "request that starts after it (a stale abort flag?)")
 
 
 def sweep(adapter, fx):

@@ -129,7 +129,9 @@ def test_truncated_flag(adapter, fx):
     too when refs is declared, and at each commit id repo/log lists when log
     is declared too) say truncated false; wide's tree
     lists every path unless it says truncated true, and says truncated true
-    only when it leaves a path out (then it lists at least one entry).
+    only when it leaves a path out (then it lists at least one entry). The
+    same holds for every tree reply of the run (respawned generations, other
+    cases' requests: cases/claims.py, the monitor's verdict names where).
 
     Falsified by: tree-capped-1000: Trees stop at 1,000 entries without setting truncated.
     """

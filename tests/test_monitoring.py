@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cases import monitoring
+from cases import claims, monitoring
 from cases.registry import REGISTRY
 from wire import monitor as m
 from wire.monitor import Finding
@@ -27,6 +27,14 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
     (finding(m.RESULT_SHAPE, "repo/tree result: entries[3].sha: missing", "repo/tree"), "FC-021"),
     (finding(m.RESULT_SHAPE, "repo/tree result: truncated: expected a boolean", "repo/tree"),
      "FC-022"),
+    (finding(m.RESULT_SHAPE, "repo/log result: truncated: expected a boolean", "repo/log"),
+     "FC-095"),
+    (finding(m.RESULT_SHAPE, "repo/log result: items[0].sha: missing", "repo/log"), "FC-094"),
+    (finding(claims.TREE_TRUNCATED, method="repo/tree"), "FC-022"),
+    (finding(claims.LOG_TRUNCATED, method="repo/log"), "FC-095"),
+    (finding(claims.SEARCH_TRUNCATED, method="search/code"), "FC-070"),
+    (finding(claims.STREAM_TRUNCATED, method="search/code", streaming=True), "FC-042"),
+    (finding(claims.ICON_DISPLAY, method="initialize"), "FC-080"),
     (finding(m.RESULT_SHAPE, "search/code result: index.as_of: expected a string",
              "search/code"), "FC-033"),
     (finding(m.RESULT_SHAPE, "search/code result: items[2].located: expected a boolean",
@@ -53,9 +61,10 @@ def test_every_owner_is_a_registry_case():
               *monitoring.SHAPE_ITEM_MEMBER_OWNERS.values(), monitoring.STREAMED_SEARCH_OWNER,
               monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED}
     assert owners <= known, sorted(owners - known)
-    # every frame rule has an owner; the one rule that is not a frame's is the cache root's
+    # every frame rule has an owner; the rules that are not a frame's are the
+    # cache root's and the fixture-settled claims' (cases/claims.py)
     assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED} == \
-        set(m.RULES) | {monitoring.CACHE_ROOT}
+        set(m.RULES) | {monitoring.CACHE_ROOT} | set(claims.RULES)
 
 
 def test_a_cache_root_finding_names_the_process_and_fails_fc055(tmp_path):

@@ -1,0 +1,323 @@
+"""`truncated` claims (and icons) judged on every reply of the run, not only the owners' own.
+
+FC-022 (repo/tree), FC-095 (repo/log), FC-070 (one-shot search/code) and
+FC-042 (a stream's final reply) judge the replies they ask for. A claim that
+lies anywhere else (in a respawned generation: FC-013, FC-050 and FC-051 ask
+trees, logs and searches after a respawn; at a ref or id another case asked;
+in a process started without cache params) broke the same rule, so every
+process of the run carries a ``ClaimsMonitor``: the protocol monitor, plus a
+compact record of each reply whose `truncated` can be judged from the
+fixture's bytes and from git. After each case the harness ``harvest``s the
+records into findings for the owner (cases/monitoring.py RULE_OWNERS), with
+where in the run they were seen, like any other monitor rule.
+
+Judged only where the answer is certain, both ways (a claim of truncation
+that is false, and a cut without truncated: true):
+
+* repo/tree: alpha, beta and vcs (at ref null, or at a ref git resolves) are
+  never cut; wide at ref null says truncated true iff it leaves a path out
+  (FC-022's rules, as it applies them to its own sweep);
+* repo/log of vcs: when every item resolves through git to a commit and the
+  items are a newest-first leading part of git's log there, fewer than git
+  has say truncated true and all of them never do (FC-095's);
+* search/code of one of the fixture's search terms, unscoped or scoped with
+  repo: to a fixture repository: truncated true with every file holding the
+  term listed is false, and a file left out without truncated true is a cut
+  (FC-070's on one-shot replies, FC-042's on the batches of a stream).
+
+And every initialize result's `icon` of one code point is a character any
+terminal shows (FC-080's: its shape is the protocol monitor's, FC-004's),
+on every process, generation and repeated initialize, whatever it serves.
+
+Left out, as another rule's business: the cut direction of a reply whose
+request shared the wire with another request in flight (a reply or batch
+routed to the wrong request is FC-120's; misrouting cannot turn an honest
+reply into a false claim of truncation, so that direction is judged there
+too), a stream with a malformed batch (FC-044's) or that was cancelled
+(FC-045: any truncated), a truncated that is not a boolean (the shape rule's), other queries (path: is
+FC-034's; matching semantics are the adapter's, RULINGS "Search"), and every
+process serving another directory than the session's fixture copy (FC-011's
+private copy).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from fixture.catalog import (ALPHA, BETA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, VCS,
+                             VCS_DEFAULT_BRANCH, WIDE)
+from wire.framing import REPLY, usable_id
+from wire.monitor import Finding, Monitor
+
+TREE_TRUNCATED = "tree-truncated"
+LOG_TRUNCATED = "log-truncated"
+SEARCH_TRUNCATED = "search-truncated"
+STREAM_TRUNCATED = "stream-truncated"
+ICON_DISPLAY = "icon-display"
+RULES = (TREE_TRUNCATED, LOG_TRUNCATED, SEARCH_TRUNCATED, STREAM_TRUNCATED, ICON_DISPLAY)
+
+ABSENT = "absent"                  # a truncated member left out (false by default)
+TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
+QUERY = re.compile(r"(?:repo:(\S+)\s+)?(\w+)")
+SHOWN = 3
+
+
+@attrs.frozen
+class Claim:
+    """One reply whose truncated may be judged."""
+    generation: int
+    rid: int
+    method: str
+    params: dict
+    truncated: Any               # as sent (ABSENT when left out)
+    listed: tuple                # tree: paths; log: item ids; search: (repo, path) pairs
+    streaming: bool
+    judgeable: bool              # not cancelled, batches well-formed
+    seq: int | None
+    crowded: bool = False        # shared the wire with another request: lies only
+
+
+class ClaimsMonitor(Monitor):
+    """The protocol monitor, also recording the replies ``judge`` reads."""
+
+    def __init__(self, fixture_dir: Any) -> None:
+        super().__init__()
+        self.fixture_dir = str(fixture_dir)
+        self.claims: list[Claim] = []
+        self._open: dict[int, set[int]] = {}      # generation -> ids not yet answered
+        self._crowded: set[int] = set()           # ids that shared the wire with another
+        self._cancelled: set[int] = set()
+        self._bad_batch: set[int] = set()
+        self._streamed: dict[int, list] = {}      # id -> (repo, path) of its batches' hits
+        self._seq: int | None = None
+
+    def outbound(self, generation: int, msg: Any) -> None:
+        super().outbound(generation, msg)
+        if not isinstance(msg, dict):
+            return
+        rid, method = msg.get("id"), msg.get("method")
+        if usable_id(rid) and isinstance(method, str):
+            open_ = self._open.setdefault(generation, set())
+            if open_:
+                self._crowded |= open_ | {rid}
+            open_.add(rid)
+        elif method == "$/cancelRequest" and isinstance(msg.get("params"), dict):
+            target = msg["params"].get("id")
+            if usable_id(target):
+                self._cancelled.add(target)
+
+    def inbound(self, generation, frame, seq=None):
+        self._seq = seq
+        found = super().inbound(generation, frame, seq)
+        msg = frame.msg
+        if frame.kind == REPLY and isinstance(msg, dict) and usable_id(msg.get("id")):
+            self._open.get(generation, set()).discard(msg["id"])
+        return found
+
+    def _partial(self, generation, msg, found):
+        super()._partial(generation, msg, found)
+        params = msg.get("params")
+        rid = params.get("id") if isinstance(params, dict) else None
+        if not usable_id(rid):
+            return
+        items = params.get("items")
+        hits = _hits(items)
+        if hits is None:
+            self._bad_batch.add(rid)
+        else:
+            self._streamed.setdefault(rid, []).extend(hits)
+
+    def _result(self, rid, issued, result, found):
+        super()._result(rid, issued, result, found)
+        method, params = issued.method, issued.params
+        if method == "initialize" and isinstance(result, dict) and "icon" in result:
+            self.claims.append(Claim(issued.generation, rid, method, {}, ABSENT,
+                                     (result["icon"],), False, True, self._seq))
+            return
+        if method not in ("repo/tree", "repo/log", "search/code") or not isinstance(result, dict) \
+                or not isinstance(params, dict):
+            return
+        streamed = self._streamed.pop(rid, [])
+        if method == "repo/tree":
+            listed = tuple(e.get("path") for e in _list(result.get("entries")) if isinstance(e, dict))
+        elif method == "repo/log":
+            listed = tuple(i.get("sha") for i in _list(result.get("items")) if isinstance(i, dict))
+        else:
+            hits = streamed if issued.streaming else _hits(result.get("items"))
+            listed = tuple(hits or ())
+        judgeable = (rid not in self._cancelled and rid not in self._bad_batch
+                     and not (issued.streaming and result.get("items")))
+        self.claims.append(Claim(issued.generation, rid, method, dict(params),
+                                 result.get("truncated", ABSENT), listed, issued.streaming,
+                                 judgeable, self._seq, rid in self._crowded))
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _hits(items: Any) -> list | None:
+    """(repo, path) of each hit, or None when a hit is not an object with
+    string repo and path (the batch is malformed: FC-044's)."""
+    if not isinstance(items, list):
+        return None
+    out = []
+    for hit in items:
+        if not (isinstance(hit, dict) and isinstance(hit.get("repo"), str)
+                and isinstance(hit.get("path"), str)):
+            return None
+        out.append((hit["repo"], hit["path"]))
+    return out
+
+
+# ---------------------------------------------------------------- judging
+
+def harvest(provider, fx) -> list[Finding]:
+    """Findings for the claims ``provider`` recorded since the last harvest
+    (none when it serves another directory than ``fx``)."""
+    monitor = getattr(provider, "monitor", None)
+    if not isinstance(monitor, ClaimsMonitor):
+        return []
+    taken = getattr(provider, "_claims_taken", 0)
+    new = monitor.claims[taken:]
+    provider._claims_taken = taken + len(new)
+    served = fx is not None and monitor.fixture_dir == str(fx.path)
+    out = []
+    for claim in new:
+        if not claim.judgeable or claim.truncated not in (True, False, ABSENT):
+            continue
+        if not served and claim.method != "initialize":
+            continue   # another directory's replies: the fixture cannot settle them
+        try:
+            found = _JUDGES[claim.method](claim, fx)
+        except (RuntimeError, OSError, ValueError):   # git could not answer: nothing judged
+            found = None
+        if found is not None:
+            rule, detail = found
+            out.append(Finding(rule, detail, claim.generation, "must", claim.rid, claim.method,
+                               claim.seq, "", claim.streaming))
+    return out
+
+
+_memo: dict[tuple, Any] = {}
+
+
+def _remember(key: tuple, compute):
+    if key not in _memo:
+        _memo[key] = compute()
+    return _memo[key]
+
+
+def _said(claim: Claim) -> str:
+    return "truncated absent" if claim.truncated == ABSENT else f"truncated {str(claim.truncated).lower()}"
+
+
+def _asked(claim: Claim) -> str:
+    import json
+    return f"{claim.method} {json.dumps(claim.params, ensure_ascii=False)[:120]}"
+
+
+def _git_rev(fx, ref: Any) -> str | None:
+    """git's commit for a ref the adapter was asked (null: the default branch)."""
+    from cases.gitfacts import git_text
+    if ref is None:
+        ref = VCS_DEFAULT_BRANCH
+    if not isinstance(ref, str) or not ref or ref.startswith("-"):
+        return None
+
+    def compute():
+        try:
+            return git_text(fx, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip() \
+                or None
+        except RuntimeError:
+            return None
+    return _remember(("rev", str(fx.path), ref), compute)
+
+
+def _tree(claim: Claim, fx):
+    names = {fx.repo(n): n for n in (ALPHA, BETA, WIDE, *([VCS] if fx.vcs_built else []))}
+    name, ref = names.get(claim.params.get("repo")), claim.params.get("ref")
+    if name is None:
+        return None
+    if name != WIDE:
+        at_known_ref = ref is None or (name == VCS and _git_rev(fx, ref) is not None)
+        if claim.truncated is True and at_known_ref:
+            return TREE_TRUNCATED, (f"{_asked(claim)}: truncated true on a small tree, which no "
+                                    f"budget cuts ({len(claim.listed)} entries listed)")
+        return None
+    if ref is not None:
+        return None
+    disk = _remember(("walk", str(fx.path), WIDE), lambda: frozenset(fx.walk(WIDE)))
+    missing = disk - set(claim.listed)
+    if claim.truncated is True and not missing:
+        return TREE_TRUNCATED, (f"{_asked(claim)}: truncated true with all {len(disk)} paths "
+                                f"listed (truncated is true only when the budget cut the walk)")
+    if claim.truncated is not True and missing and not claim.crowded:
+        return TREE_TRUNCATED, (f"{_asked(claim)}: {len(disk) - len(missing)} of {len(disk)} "
+                                f"paths, {_said(claim)}; missing e.g. {sorted(missing)[0]!r} "
+                                f"(a cut walk must say truncated true)")
+    return None
+
+
+def _log(claim: Claim, fx):
+    from cases.commit_ids import git_commit_of
+    from cases.gitfacts import git_log, not_newest_first
+    if not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS):
+        return None
+    rev, path = _git_rev(fx, claim.params.get("ref")), claim.params.get("path")
+    if rev is None or not (path is None or isinstance(path, str)):
+        return None
+    want = _remember(("log", str(fx.path), rev, path),
+                     lambda: [c.sha for c in git_log(fx, rev, path)])
+    got = [_remember(("commit", str(fx.path), s), lambda s=s: git_commit_of(fx, s))
+           for s in claim.listed]
+    if None in got or not_newest_first(fx, got, want) is not None:
+        return None   # ids git cannot read, or other commits: FC-094's / FC-130's
+    history = f"git log {claim.params.get('ref') or VCS_DEFAULT_BRANCH}" + (f" -- {path}" if path else "")
+    if len(got) < len(want) and claim.truncated is not True and not claim.crowded:
+        return LOG_TRUNCATED, (f"{_asked(claim)}: {len(got)} of the {len(want)} commits of "
+                               f"{history}, {_said(claim)} (a log cut short says truncated true)")
+    if len(got) >= len(want) and claim.truncated is True:
+        return LOG_TRUNCATED, (f"{_asked(claim)}: all {len(want)} commits of {history} and "
+                               f"truncated true (no further commit exists)")
+    return None
+
+
+def _search(claim: Claim, fx):
+    from cases.facts import files_containing
+    q = claim.params.get("q")
+    match = QUERY.fullmatch(q.strip()) if isinstance(q, str) else None
+    if match is None or match.group(2) not in TERMS:
+        return None
+    scope, term = match.groups()
+    expected = files_containing(fx, term)
+    if scope is not None:
+        if scope not in {fx.repo(n) for n in (ALPHA, BETA, WIDE, VCS)}:
+            return None
+        expected = frozenset(f for f in expected if f[0] == scope)
+    listed = set(claim.listed)
+    missing = expected - listed
+    rule = STREAM_TRUNCATED if claim.streaming else SEARCH_TRUNCATED
+    how = "streamed" if claim.streaming else "returned"
+    if claim.truncated is True and not missing:
+        return rule, (f"{_asked(claim)}: truncated true with every one of the {len(expected)} "
+                      f"files holding {term!r} {how} (a claim of truncation that is false)")
+    if claim.truncated is not True and missing and not claim.crowded:
+        shown = ", ".join(f"{r} {p}" for r, p in sorted(missing)[:SHOWN])
+        return rule, (f"{_asked(claim)}: {len(expected) - len(missing)} of the {len(expected)} "
+                      f"files holding {term!r} {how}, {_said(claim)}; missing e.g. {shown} "
+                      f"(a cut must say truncated true)")
+    return None
+
+
+def _icon(claim: Claim, fx):
+    from cases.formats import undisplayable_icon
+    problem = undisplayable_icon(claim.listed[0])
+    return None if problem is None else (ICON_DISPLAY, f"initialize result: icon {problem}, "
+                                                       f"not a character any terminal shows")
+
+
+_JUDGES = {"repo/tree": _tree, "repo/log": _log, "search/code": _search, "initialize": _icon}

@@ -1,0 +1,71 @@
+"""cases/claims.py: what the ClaimsMonitor records for judging, sans-IO.
+
+The judging itself (against the fixture and git) is proved by the mutants of
+tests/adapters/mutants_paths_q.py; here, which replies are recorded, and
+which are left out as another rule's business.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cases.claims import ABSENT, ClaimsMonitor
+from wire.framing import classify
+
+
+def frame(obj):
+    return classify(json.dumps(obj).encode())
+
+
+def ask(mo, rid, method, params, generation=1):
+    mo.outbound(generation, {"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+
+
+def answer(mo, rid, result, generation=1):
+    mo.inbound(generation, frame({"jsonrpc": "2.0", "id": rid, "result": result}))
+
+
+HIT = {"repo": "local/alpha", "path": "a.rs"}
+
+
+def test_a_lone_reply_is_recorded_with_what_it_lists():
+    mo = ClaimsMonitor("/fx")
+    ask(mo, 2, "repo/tree", {"repo": "local/alpha", "ref": None})
+    answer(mo, 2, {"entries": [{"path": "a", "type": "blob", "sha": "s"}]})
+    (claim,) = mo.claims
+    assert (claim.method, claim.truncated, claim.listed, claim.judgeable) == \
+        ("repo/tree", ABSENT, ("a",), True)
+
+
+def test_requests_in_flight_together_are_marked_crowded():
+    mo = ClaimsMonitor("/fx")
+    ask(mo, 2, "repo/tree", {"repo": "local/alpha", "ref": None})
+    ask(mo, 3, "repo/tree", {"repo": "local/wide", "ref": None})
+    answer(mo, 3, {"entries": []})
+    answer(mo, 2, {"entries": []})
+    ask(mo, 4, "repo/tree", {"repo": "local/alpha", "ref": None})
+    answer(mo, 4, {"entries": []})
+    assert [c.crowded for c in mo.claims] == [True, True, False]
+
+
+def test_a_stream_is_judged_on_its_batches_unless_cancelled_or_malformed():
+    mo = ClaimsMonitor("/fx")
+    params = {"q": "frobnicate", "limit": 500, "partial": True}
+    for rid in (2, 3, 4):
+        ask(mo, rid, "search/code", params)
+        batch = [HIT] if rid != 4 else [{"repo": "local/alpha", "path": 7}]
+        mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                             "params": {"id": rid, "items": batch}}))
+        if rid == 3:
+            mo.outbound(1, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 3}})
+        answer(mo, rid, {"items": [], "truncated": False})
+    assert [(c.listed, c.judgeable) for c in mo.claims] == \
+        [((("local/alpha", "a.rs"),), True), ((("local/alpha", "a.rs"),), False), ((), False)]
+
+
+def test_initialize_icons_are_recorded_whatever_the_directory():
+    mo = ClaimsMonitor("/elsewhere")
+    ask(mo, 1, "initialize", {"protocol": 1})
+    answer(mo, 1, {"protocol": 1, "icon": "\ue709"})
+    (claim,) = mo.claims
+    assert (claim.method, claim.listed) == ("initialize", ("\ue709",))
