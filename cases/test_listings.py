@@ -75,7 +75,7 @@ def test_search_repos(adapter, fx):
     """
     emitted = []
     for name in sorted(set(served(fx).values())):
-        what = f"search/repos {name!r}"
+        what = f"search/repos {show({'query': name})}"
         reading = read_reply(adapter.request("search/repos", {"query": name}), SearchRepos,
                              what, None)
         if reading.problems:
@@ -85,7 +85,7 @@ def test_search_repos(adapter, fx):
         names = [i.full_name for i in items if isinstance(i, RepoItem)]
         fc_assert(fx.repo(name) in names, expected=f"{fx.repo(name)} among the items",
                   got=f"full_name {listing(names) or 'none'}",
-                  why="the fixture's repositories are found by name")
+                  why=f"{what}: the fixture's repositories are found by name")
         emitted += [n for n in names if n not in emitted]
     # what the host's pick popup sends as the user types: nothing yet, part of a name
     for query in ("", min(served(fx).values(), key=len)[1:]):
@@ -142,21 +142,21 @@ def test_org_repos(adapter, fx):
     relative to the org.
     """
     require_orgs(adapter)
-    what = f"org/repos of {fx.org!r}"
+    what = f"org/repos {show({'org': fx.org})}"
     reading, result = org_repos(adapter, fx, what)
     names, problems = org_entry_names(reading, result)
     fc_assert(not problems, expected="entries that are strings or objects",
-              got=listing(problems, 3), why="org/repos entries are names")
+              got=listing(problems, 3), why=f"{what}: org/repos entries are names")
     unnamed = [p for p, _ in reading.problems if p.endswith(".name")]
     need(not unnamed, f"{what} has objects without a string name ({listing(unnamed)})",
          owner("org/repos object members are"))
     prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
     fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
-              why="org/repos lists names relative to the org, not full ids")
+              why=f"{what} lists names relative to the org, not full ids")
     want = set(served(fx).values())
     fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
               got=f"missing {listing(want - set(names))}",
-              why="org/repos lists the org's repositories")
+              why=f"{what} lists the org's repositories")
     refused = [why for why in (accepted_back(adapter, fx, f"{fx.org}/{n}") for n in names[:12])
                if why]
     fc_assert(not refused, expected="<org>/<name> served back for each name",
@@ -178,17 +178,18 @@ def test_org_repo_objects(adapter, fx):
     seconds as a string (names kept).
     """
     require_orgs(adapter)
-    reading, result = org_repos(adapter, fx, "org/repos", owner("org/repos entries are"))
+    what = f"org/repos {show({'org': fx.org})}"
+    reading, result = org_repos(adapter, fx, what, owner("org/repos entries are"))
     names, problems = org_entry_names(reading, result)
     need(not problems, f"org/repos entries {listing(problems, 2)}", owner("org/repos entries are"))
     typed = [(p, m) for p, m in reading.problems if OBJECT_MEMBERS.fullmatch(p)]
     if typed:
-        fail("org/repos objects have the v1.4 member types", got=problems_text(typed))
+        fail(f"{what}: org/repos objects have the v1.4 member types", got=problems_text(typed))
     dated = [o for o in reading.model.repos if not o.bare and o.pushed_at is not None]
     bad = [f"{o.name}: pushed_at {o.pushed_at!r}" for o in dated
            if instant(o.pushed_at) is None and basic_instant(o.pushed_at) is None]
     fc_assert(not bad, expected="pushed_at in ISO-8601", got=listing(bad, 3),
-              why="pushed_at is an ISO-8601 date-time")
+              why=f"{what}: pushed_at is an ISO-8601 date-time")
     # RULINGS "Content and revisions": the basic format passes with a warning
     basic = [f"{o.name}: {o.pushed_at!r}" for o in dated if instant(o.pushed_at) is None]
     if basic:
@@ -251,7 +252,7 @@ def test_clone_url(adapter, fx):
     """
     urls = {}
     for name in sorted(set(served(fx).values()) | {ALPHA, BETA}):
-        what = f"repo/clone_url of {fx.repo(name)}"
+        what = f"repo/clone_url {show({'repo': fx.repo(name)})}"
         url = read_reply(adapter.request("repo/clone_url", {"repo": fx.repo(name)}), CloneUrl,
                          what, None).model.clone_url
         fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
@@ -306,19 +307,19 @@ def test_web_url(adapter, fx):
     def url_of(path, is_file, line=None, end_line=None, repo=fx.repo(ALPHA), branch=""):
         params = {"repo": repo, "path": path, "branch": branch, "line": line, "end_line": end_line,
                   "is_file": is_file}
-        what = f"repo/web_url of {path or 'the root'!r}" + (f" line {line}" if line else "") \
-            + (f" at branch {branch!r}" if branch else "")
+        kind = "the root" if not path else "a file" if is_file else "a directory"
+        what = f"repo/web_url {show(params)} ({kind})"
         result, err = try_request(adapter, "repo/web_url", params)
         if err is not None:   # refused because of the host's is_file? that is FC-053's
             bare_params = {k: v for k, v in params.items() if k != "is_file"}
             _, bare = try_request(adapter, "repo/web_url", bare_params)
-            need(bare is not None, f"{what} of {repo} answered an error only with the host's "
+            need(bare is not None, f"{what} answered an error only with the host's "
                  f"is_file member ({err.message!r})", owner("unknown params members are"))
         fc_assert(err is None, expected="a URL", got=f"an error: {err.message!r}" if err else "",
-                  why=f"{what} of {repo} answers a URL")
+                  why=f"{what} answers a URL")
         url = read(result, WebUrl).model.url if isinstance(result, dict) else None
         fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string url",
-                  got=show(result, 80), why=f"{what} of {repo} answers a URL")
+                  got=show(result, 80), why=f"{what} answers a URL")
         return url
 
     directory = TERM_LINE_PATH.rsplit("/", 1)[0]
@@ -358,7 +359,8 @@ def test_org_url(adapter, fx, spawn):
     for where, provider in (("", adapter), (" as a fresh process's first request", None)):
         provider = provider or spawn()
         result = provider.request("org/url", {"org": fx.org})
-        url = read_reply(result, OrgUrl, f"org/url of {fx.org}{where}", None).model.url
+        what = f"org/url {show({'org': fx.org})}{where}"
+        url = read_reply(result, OrgUrl, what, None).model.url
         fc_assert(isinstance(url, str) and url.strip(),
                   expected="a non-empty string url", got=show(result, 80),
-                  why=f"org/url of {fx.org}{where} answers the organisation's page")
+                  why=f"{what} answers the organisation's page")
