@@ -19,7 +19,7 @@ import subprocess
 # datetime and socket are imported where used: every test adapter process
 # imports this module, few of them use either (see tests/adapters/proxy.py).
 
-from tests.adapters.hooks import Variant, registrar, repo_name
+from tests.adapters.hooks import HitsEdit, Variant, registrar, repo_name
 from tests.adapters.controls import control as matrix_control
 from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks, error_data, result_of
@@ -266,7 +266,7 @@ class DatesBasicFormat(DateRewrite):
 @promoted("optional-members-absent",
          'PROTOCOL §3.0 "a receiver MUST accept every member marked optional being absent"; RULINGS '
          '"A case never fails an adapter for omitting an optional field"')
-class OptionalMembersAbsent(Hooks):
+class OptionalMembersAbsent(HitsEdit):
     """Optional members are left out: tree size and truncated false, hit line/branch/sha/located, refs default false, commit parents, log truncated false, name."""
 
     def reply(self, proxy, req, msg):
@@ -291,16 +291,9 @@ class OptionalMembersAbsent(Hooks):
             result.pop("parents", None)
         return msg
 
-    def partial(self, proxy, req, msg):
-        self._hits((msg.get("params") or {}).get("items"))
-        return msg
-
-    @staticmethod
-    def _hits(items):
-        for hit in items or []:
-            if isinstance(hit, dict):
-                for key in ("line", "branch", "sha", "located"):
-                    hit.pop(key, None)
+    def hit(self, hit):
+        for key in ("line", "branch", "sha", "located"):
+            hit.pop(key, None)
 
 
 @kept("tree-branch-absent",

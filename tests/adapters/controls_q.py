@@ -20,7 +20,7 @@ import re
 import threading
 
 from tests.adapters.controls import control as matrix_control
-from tests.adapters.hooks import fixture_repos, repo_name
+from tests.adapters.hooks import HitsEdit, fixture_repos, repo_name
 from tests.adapters.proxy import Hooks, result_of
 
 
@@ -527,7 +527,7 @@ def _drop_defaults(obj: dict, defaults: dict) -> None:
          'PROTOCOL §3.0 "a receiver MUST accept every member marked optional being absent"; RULINGS '
          '"Optional fields take the host\'s defaults when absent: ... matches [] (a path-only hit); '
          'tree entries [], truncated false, branch "main"; refs arrays []"')
-class DefaultValuesAbsent(Hooks):
+class DefaultValuesAbsent(HitsEdit):
     """Every optional member whose value is its default is left out: empty items/entries/repos/branches/tags/ranges/parents, truncated false, tree branch "main", and on hits matches [], branch "main", located true; binary false and default false too.
 
     A streamed search's final reply is then ``{}`` unless it was cut; a
@@ -552,15 +552,8 @@ class DefaultValuesAbsent(Hooks):
         _drop_defaults(result, DEFAULTS.get(req.method, {}))
         return msg
 
-    def partial(self, proxy, req, msg):
-        self._hits((msg.get("params") or {}).get("items"))
-        return msg
-
-    @staticmethod
-    def _hits(items):
-        for hit in items or []:
-            if isinstance(hit, dict):
-                _drop_defaults(hit, HIT_DEFAULTS)
+    def hit(self, hit):
+        _drop_defaults(hit, HIT_DEFAULTS)
 
 
 # ---------------------------------------------------------------- an on-disk content cache

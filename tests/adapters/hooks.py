@@ -55,6 +55,24 @@ def registrar(table: dict):
     return register
 
 
+class HitsEdit(Hooks):
+    """A hook set that edits every search hit in place (``hit``): in the
+    $/partial batches here, and in a one-shot reply's items where the
+    subclass's ``reply`` hands them to ``_hits``."""
+
+    def partial(self, proxy, req, msg):
+        self._hits((msg.get("params") or {}).get("items"))
+        return msg
+
+    def _hits(self, items):
+        for hit in items or []:
+            if isinstance(hit, dict):
+                self.hit(hit)
+
+    def hit(self, hit: dict) -> None:
+        raise NotImplementedError
+
+
 def repo_name(repo: object) -> str:
     """The fixture directory name of a repository id (the org part is ignored)."""
     text = repo if isinstance(repo, str) else ""
