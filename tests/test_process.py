@@ -311,7 +311,31 @@ def test_kill_releases_a_writer_blocked_on_a_full_pipe():
         assert child._proc.stdin.closed
 
 
+# The fd checks look at /proc/self/fd, which is process-wide: in a self-test
+# the gate pool's threads open and close files beside them (one such pair
+# once failed test_no_fd_leak). So each runs in a pytest of its own.
+ALONE = "FORGE_TEST_ALONE"
+
+
+def ran_alone(name: str) -> bool:
+    """True when test ``name`` was just run (and passed) in a pytest process
+    of its own; False in that process, which runs the body."""
+    if os.environ.get(ALONE) == name:
+        return False
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{Path(__file__).resolve()}::{name}"],
+                          env={**os.environ, ALONE: name}, capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return True
+
+
 def test_no_fd_leak():
+    if ran_alone("test_no_fd_leak"):
+        return
+
     def open_fds() -> set[str]:
         return set(os.listdir("/proc/self/fd"))
 
@@ -417,6 +441,8 @@ def test_close_is_bounded_when_stderr_is_held_open_outside_the_tree(tmp_path):
     """A holder of stderr's write end the tree scan cannot find (here: this
     test, through /proc) keeps EOF away: kill() waits STDERR_JOIN_S once, and
     close() stops the drain thread, which frees its fds."""
+    if ran_alone("test_close_is_bounded_when_stderr_is_held_open_outside_the_tree"):
+        return
     path = tmp_path / "held.stderr"
     before = set(os.listdir("/proc/self/fd"))
     child = Child.spawn(child_argv("hang"), env=os.environ, stderr_path=path)
@@ -443,6 +469,9 @@ def test_close_is_bounded_when_stderr_is_held_open_outside_the_tree(tmp_path):
 
 
 def test_no_fd_or_thread_leak_with_a_stderr_file(tmp_path):
+    if ran_alone("test_no_fd_or_thread_leak_with_a_stderr_file"):
+        return
+
     def open_fds() -> set[str]:
         return set(os.listdir("/proc/self/fd"))
 
