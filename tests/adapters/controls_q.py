@@ -20,7 +20,7 @@ import re
 import threading
 
 from tests.adapters.controls import control as matrix_control
-from tests.adapters.hooks import HitsEdit, fixture_repos, repo_name
+from tests.adapters.hooks import HitsEdit, OwnWrites, fixture_repos, repo_name
 from tests.adapters.proxy import Hooks, result_of
 
 
@@ -61,25 +61,14 @@ def respell(msg) -> bytes:
          'PROTOCOL §1.2 "one JSON value serialised on a single line"; "Member order within an object '
          'is not significant; neither side may rely on it"; RFC 8259 JSON text (ws around values and '
          'tokens, \\uXXXX and \\/ escapes) spells the same value')
-class JsonRespelled(Hooks):
+class JsonRespelled(OwnWrites):
     """Every line to the host is the same JSON spelled differently: members reversed, spaces around : and ,, \\uXXXX escapes (upper-case hex) for non-ASCII, \\/ for /, blanks around the value (CR LF at its end).
 
     A regression guard: the suite reads values, never bytes, of a frame.
     """
 
-    def _send(self, proxy, msg):
+    def write(self, proxy, msg):
         proxy.send_host(respell(msg))
-
-    def reply(self, proxy, req, msg):
-        self._send(proxy, msg)
-        proxy.requests.pop(msg.get("id"), None)    # what send_host does for a dict reply
-        return None
-
-    def partial(self, proxy, req, msg):
-        self._send(proxy, msg)
-        if req is not None:
-            req.partials += 1
-        return None
 
 
 # ---------------------------------------------------------------- notifications the adapter may send
@@ -833,7 +822,7 @@ class MerkleDirIds(Hooks):
 @control("split-writes",
          'PROTOCOL §1.2 a message is one line terminated by "\\n" (nothing says in one write); §7.2 '
          '"There is no maximum line length"; a buffered writer flushes lines in pieces')
-class SplitWrites(Hooks):
+class SplitWrites(OwnWrites):
     """Every line reaches the host in pieces: three writes 2 ms apart (a line over 64 KiB in 64 KiB pieces), as a block-buffered writer flushes them.
 
     A regression guard of the harness's line reader.
@@ -841,7 +830,7 @@ class SplitWrites(Hooks):
 
     PAUSE_S, PIECE = 0.002, 1 << 16
 
-    def _write(self, proxy, msg):
+    def write(self, proxy, msg):
         import time
         from tests.adapters.proxy import dumps
         data = dumps(msg)
@@ -859,16 +848,6 @@ class SplitWrites(Hooks):
                 except OSError:
                     return
 
-    def reply(self, proxy, req, msg):
-        self._write(proxy, msg)
-        proxy.requests.pop(msg.get("id"), None)
-        return None
-
-    def partial(self, proxy, req, msg):
-        self._write(proxy, msg)
-        if req is not None:
-            req.partials += 1
-        return None
 
 
 

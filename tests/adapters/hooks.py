@@ -55,6 +55,26 @@ def registrar(table: dict):
     return register
 
 
+class OwnWrites(Hooks):
+    """A hook set that writes every reply and $/partial to the host itself
+    (``write``), keeping the proxy's books as send_host would: a reply
+    retires its request, a batch counts on it."""
+
+    def write(self, proxy, msg) -> None:
+        raise NotImplementedError
+
+    def reply(self, proxy, req, msg):
+        self.write(proxy, msg)
+        proxy.requests.pop(msg.get("id"), None)
+        return None
+
+    def partial(self, proxy, req, msg):
+        self.write(proxy, msg)
+        if req is not None:
+            req.partials += 1
+        return None
+
+
 class HitsEdit(Hooks):
     """A hook set that edits every search hit in place (``hit``): in the
     $/partial batches here, and in a one-shot reply's items where the
