@@ -112,6 +112,48 @@ class RespawnSearchTruncatedLie(RespawnedEdit):
         result["truncated"] = True
 
 
+@promoted("respawn-search-cut-untruncated", "FC-070", TRUNCATED_RULE + " (§3.13)")
+class RespawnSearchCutUntruncated(RespawnedEdit):
+    """A respawned generation's one-shot searches leave out their last hit and say truncated false.
+
+    Hides on: a respawned generation; FC-070 judged the group adapter's
+    one-shot replies, and FC-050, which compares a search after a kill
+    with the group adapter's, named the missing file as a respawn that
+    serves badly (a second owner of one rule).
+    """
+
+    method = "search/code"
+
+    def also(self, proxy, req):
+        return not req.streaming
+
+    def edit(self, proxy, req, result):
+        items = result.get("items")
+        if isinstance(items, list) and items:
+            result["items"] = items[:-1]
+            result["truncated"] = False
+
+
+@promoted("respawn-search-empty-page", "FC-050",
+          '§2.1 and §10.2: a respawned generation serves as the first one did')
+class RespawnSearchEmptyPage(RespawnedEdit):
+    """A respawned generation's one-shot searches answer no hit at all, with truncated true.
+
+    Hides on: a respawned generation; truncated true makes any cut a page
+    (FC-070's cases.claims judge no lie in it), so FC-050 tells a page that
+    holds some of the files from one that holds none: a search not served.
+    """
+
+    method = "search/code"
+
+    def also(self, proxy, req):
+        return not req.streaming
+
+    def edit(self, proxy, req, result):
+        result["items"] = []
+        result["truncated"] = True
+
+
 # ---------------------------------------------------------------- repo/log's truncated shape
 
 @promoted("log-truncated-string", "FC-095",
