@@ -1,7 +1,8 @@
 """`truncated` claims (and icons) judged on every reply of the run, not only the owners' own.
 
-FC-022 (repo/tree), FC-095 (repo/log), FC-070 (one-shot search/code) and
-FC-042 (a stream's final reply) judge the replies they ask for. A claim that
+FC-022 (repo/tree), FC-095 (repo/log), FC-070 (one-shot search/code),
+FC-042 (a stream's final reply) and FC-109 (repo/commit) judge the replies
+they ask for. A claim that
 lies anywhere else (in a respawned generation: FC-013, FC-050 and FC-051 ask
 trees, logs and searches after a respawn; at a ref or id another case asked;
 in a process started without cache params) broke the same rule, so every
@@ -23,7 +24,10 @@ that is false, and a cut without truncated: true):
 * search/code of one of the fixture's search terms, unscoped or scoped with
   repo: to a fixture repository: truncated true with every file holding the
   term listed is false, and a file left out without truncated true is a cut
-  (FC-070's on one-shot replies, FC-042's on the batches of a stream).
+  (FC-070's on one-shot replies, FC-042's on the batches of a stream);
+* repo/commit of vcs, by any spelling git resolves: truncated true beside
+  every path of git's first-parent diff is false (FC-109's; only that
+  direction: a file left out is FC-103's, on the commit cases' replies).
 
 And every initialize result's `icon` of one code point is a character any
 terminal shows (FC-080's: its shape is the protocol monitor's, FC-004's),
@@ -57,7 +61,9 @@ LOG_TRUNCATED = "log-truncated"
 SEARCH_TRUNCATED = "search-truncated"
 STREAM_TRUNCATED = "stream-truncated"
 ICON_DISPLAY = "icon-display"
-RULES = (TREE_TRUNCATED, LOG_TRUNCATED, SEARCH_TRUNCATED, STREAM_TRUNCATED, ICON_DISPLAY)
+COMMIT_TRUNCATED = "commit-truncated"
+RULES = (TREE_TRUNCATED, LOG_TRUNCATED, SEARCH_TRUNCATED, STREAM_TRUNCATED, ICON_DISPLAY,
+         COMMIT_TRUNCATED)
 
 ABSENT = "absent"                  # a truncated member left out (false by default)
 TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
@@ -73,7 +79,8 @@ class Claim:
     method: str
     params: dict
     truncated: Any               # as sent (ABSENT when left out)
-    listed: tuple                # tree: paths; log: item ids; search: (repo, path) pairs
+    listed: tuple                # tree: paths; log: item ids; search: (repo, path) pairs;
+                                 # commit: the files' paths (and previous paths)
     streaming: bool
     judgeable: bool              # not cancelled, batches well-formed
     seq: int | None
@@ -137,11 +144,14 @@ class ClaimsMonitor(Monitor):
             self.claims.append(Claim(issued.generation, rid, method, {}, ABSENT,
                                      (result["icon"],), False, True, self._seq))
             return
-        if method not in ("repo/tree", "repo/log", "search/code") or not isinstance(result, dict) \
-                or not isinstance(params, dict):
+        if method not in ("repo/tree", "repo/log", "search/code", "repo/commit") \
+                or not isinstance(result, dict) or not isinstance(params, dict):
             return
         streamed = self._streamed.pop(rid, [])
-        if method == "repo/tree":
+        if method == "repo/commit":
+            listed = tuple(p for f in _list(result.get("files")) if isinstance(f, dict)
+                           for p in (f.get("path"), f.get("previous_path")) if isinstance(p, str))
+        elif method == "repo/tree":
             listed = tuple(e.get("path") for e in _list(result.get("entries")) if isinstance(e, dict))
         elif method == "repo/log":
             listed = tuple(i.get("sha") for i in _list(result.get("items")) if isinstance(i, dict))
@@ -313,6 +323,27 @@ def _search(claim: Claim, fx):
     return None
 
 
+def _commit(claim: Claim, fx):
+    """truncated true beside every path of git's first-parent diff of the
+    commit asked (by any spelling git resolves) is false: FC-109's. The
+    other direction, a file left out without it, is the file list's
+    (FC-103's), judged on the commit cases' own replies."""
+    from cases.gitfacts import git_commit
+    if claim.truncated is not True or not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS):
+        return None
+    sha = claim.params.get("sha")
+    rev = _git_rev(fx, sha) if isinstance(sha, str) and sha else None
+    if rev is None:
+        return None
+    changed = _remember(("changes", str(fx.path), rev),
+                        lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
+    if changed <= set(claim.listed):
+        return COMMIT_TRUNCATED, (f"{_asked(claim)}: truncated true beside all {len(changed)} "
+                                  f"paths git's diff of {rev[:12]} changes (truncated says the "
+                                  f"file list is incomplete)")
+    return None
+
+
 def _icon(claim: Claim, fx):
     from cases.formats import undisplayable_icon
     problem = undisplayable_icon(claim.listed[0])
@@ -320,4 +351,5 @@ def _icon(claim: Claim, fx):
                                                        f"not a character any terminal shows")
 
 
-_JUDGES = {"repo/tree": _tree, "repo/log": _log, "search/code": _search, "initialize": _icon}
+_JUDGES = {"repo/tree": _tree, "repo/log": _log, "search/code": _search, "initialize": _icon,
+           "repo/commit": _commit}

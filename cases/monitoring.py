@@ -56,6 +56,7 @@ RULE_OWNERS: dict[str, str] = {
     claims.SEARCH_TRUNCATED: "FC-070",
     claims.STREAM_TRUNCATED: "FC-042",
     claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
+    claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
 }
 
 # result-shape: the owner by method, refined by the member the problem is at

@@ -152,11 +152,12 @@ def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,
     repo/tree of each repository of ``names`` (alpha by default) lists every
     path on disk that the group adapter lists; when both declare code_search,
     a search finds every file the group adapter finds that holds the term
-    (or some of them: a cut, whose truncated flag FC-070 judges; an empty
-    page is no search served);
+    one-shot and streamed (or some of them: a cut, whose truncated flag
+    FC-070 and FC-042 judge; an empty page is no search served);
     when both declare log (and vcs is built), the log at the feature branch
     has the group adapter's subjects, in its order (or a leading part of
-    them: a cut, whose truncated flag FC-095 judges). When the group adapter
+    them: a cut, whose truncated flag FC-095 judges); when both declare
+    commit, repo/commit of the tip answers. When the group adapter
     itself lists or finds none, or refuses, nothing can be compared (that is
     the owning case's business)."""
     for name in names:
@@ -174,6 +175,8 @@ def serves_like(provider, adapter, fx, when: str, names: Iterable[str] = (ALPHA,
         _serves_search_like(provider, adapter, fx, when)
     if fx.vcs_built and adapter.caps.log and provider.caps.log:
         _serves_log_like(provider, adapter, fx, when)
+    if fx.vcs_built and adapter.caps.commit and provider.caps.commit:
+        _serves_commit_like(provider, adapter, fx, when)
 
 
 def _hit_files(found) -> set[tuple[str, str]]:
@@ -189,21 +192,49 @@ def _serves_search_like(provider, adapter, fx, when: str) -> None:
     usual = _hit_files(group) & files_containing(fx, TERM_LINE) if err is None else set()
     if not usual:
         return   # the group adapter finds nothing to compare with (the search cases' concern)
-    params = {"q": TERM_LINE, "limit": 50}
-    got, err = attempt(search, provider, TERM_LINE, limit=50)
+    for partial in (False, True):   # one-shot, then streamed (§5: code_search streams)
+        _serves_one_search(provider, TERM_LINE, partial, usual, when)
+
+
+def _serves_one_search(provider, term: str, partial: bool, usual: set, when: str) -> None:
+    """A search of ``term`` finds the ``usual`` files, or is a cut another
+    case judges: without truncated true a lie (FC-070's on one-shot replies,
+    FC-042's on streams: cases.claims judges every reply of the run,
+    respawned generations included); with it a page, legal unless it holds
+    no hit at all. Hits sent in a stream's final reply are FC-042's too (the
+    protocol monitor, on every frame of the run)."""
+    params = {"q": term, "limit": 50, **({"partial": True} if partial else {})}
+    got, err = attempt(search, provider, term, limit=50, partial=partial)
     model = got.reading.model if got is not None else None
-    if err is None and model is not None and not usual <= _hit_files(got):
-        # A cut. Without truncated true it is a lie, FC-070's: cases.claims
-        # judges every one-shot reply of the run, respawned generations
-        # included. With it, a page (legal) unless it holds no hit at all.
-        if model.truncated is not True or _hit_files(got):
+    found = (set() if got is None else
+             {(h.repo, h.path) for h in got.streamed if isinstance(h, SearchHit)} if partial
+             else _hit_files(got))
+    if err is None and model is not None and not usual <= found:
+        if model.truncated is not True or found or (partial and model.items):
             return
-    fc_assert(err is None and usual <= _hit_files(got),
+    fc_assert(err is None and usual <= found,
               expected=f"search/code {show(params)} finds {listing(sorted(usual))}, as the "
                        f"group adapter does",
               got=f"an error: {err.message}" if err is not None else
-              f"missing {listing(sorted(usual - _hit_files(got)))}",
+              f"missing {listing(sorted(usual - found))}",
               why=f"{when}, the adapter must serve search/code as usual")
+
+
+def _serves_commit_like(provider, adapter, fx, when: str) -> None:
+    """repo/commit of the default branch's tip, by git's full id, answers a
+    result when the group adapter's does. What the result says is judged
+    where it is certain: its shape by the protocol monitor, a false
+    truncated by cases.claims (FC-109's), both on every reply of the run."""
+    from cases.gitfacts import git_tip
+    from fixture.catalog import VCS
+    params = {"repo": fx.repo(VCS), "sha": git_tip(fx)}
+    _result, err = try_request(adapter, "repo/commit", params)
+    if err is not None:
+        return   # the group adapter's refusal is the commit cases' concern
+    _result, err = try_request(provider, "repo/commit", params)
+    fc_assert(err is None, expected=f"repo/commit {show(params)} answers a result, as the group "
+              f"adapter's does", got=f"an error: {err.message}" if err is not None else "",
+              why=f"{when}, the adapter must serve repo/commit as usual")
 
 
 def _serves_log_like(provider, adapter, fx, when: str) -> None:

@@ -79,9 +79,10 @@ def test_icon_builtin_or_one_glyph(adapter, spawn):
 @case("FC-005")
 def test_no_cache_params(adapter, spawn, fx):
     """An adapter initialized with exactly {"protocol": 1} (no cache_bytes,
-    no cache_dir) answers a result and then serves repo/tree of alpha, and
-    repo/blob of a few small files, as the group adapter (initialized with
-    cache params) does. In every handshake, `cache` is absent or an object
+    no cache_dir) answers a result and then serves as the group adapter
+    (initialized with cache params) does: repo/tree of alpha, searches, a
+    log and a commit (replies.serves_like), and repo/blob of a few small
+    files. In every handshake, `cache` is absent or an object
     whose `bytes`, when present, is an unsigned JSON integer.
 
     Falsified by: needs-cache-dir: initialize fails (error reply) when cache_dir is absent.

@@ -41,7 +41,8 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
     fast is not warned), the adapter respawns
     (initialize answered) within DEADLINE_S and the new generation serves
     as the group adapter does (replies.serves_like): repo/tree of alpha and
-    vcs, a search, and the log at the feature branch.
+    vcs, a search (one-shot and streamed), the log at the feature branch and
+    the default branch tip's commit.
 
     Falsified by: stale-lock: A streaming search holds a lock file in cache_dir; a start that finds
     a stale lock fails.
@@ -118,7 +119,8 @@ def test_no_network_during_initialize(adapter, spawn, fx):
     answers initialize (canary, proxy, backend or a test double: sockets with
     a remote address; listening sockets are not network I/O), on the first
     start and on a respawn; the first generation, the proxy relaying, serves
-    as the group adapter does (replies.serves_like: trees, a search, a log).
+    as the group adapter does (replies.serves_like: trees, searches, a log, a
+    commit).
 
     Falsified by: canary-get: initialize makes an HTTP GET to FORGE_CANARY_URL before answering.
     """

@@ -69,3 +69,15 @@ def test_initialize_icons_are_recorded_whatever_the_directory():
     answer(mo, 1, {"protocol": 1, "icon": "\ue709"})
     (claim,) = mo.claims
     assert (claim.method, claim.listed) == ("initialize", ("\ue709",))
+
+
+def test_a_commit_is_recorded_with_its_paths_and_previous_paths():
+    mo = ClaimsMonitor("/fx")
+    ask(mo, 2, "repo/commit", {"repo": "local/vcs", "sha": "feature"})
+    answer(mo, 2, {"sha": "c", "author": "a", "date": "d", "message": "m", "truncated": True,
+                   "files": [{"path": "new.rs", "status": "renamed", "previous_path": "old.rs"},
+                             {"path": "b.rs", "status": "modified"}, "junk", {"path": 5}]})
+    (claim,) = mo.claims
+    assert (claim.method, claim.truncated, claim.listed, claim.params["sha"]) == \
+        ("repo/commit", True, ("new.rs", "old.rs", "b.rs"), "feature")
+

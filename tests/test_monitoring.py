@@ -35,6 +35,7 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
     (finding(claims.SEARCH_TRUNCATED, method="search/code"), "FC-070"),
     (finding(claims.STREAM_TRUNCATED, method="search/code", streaming=True), "FC-042"),
     (finding(claims.ICON_DISPLAY, method="initialize"), "FC-080"),
+    (finding(claims.COMMIT_TRUNCATED, method="repo/commit"), "FC-109"),
     (finding(m.RESULT_SHAPE, "search/code result: index.as_of: expected a string",
              "search/code"), "FC-033"),
     (finding(m.RESULT_SHAPE, "search/code result: items[2].located: expected a boolean",

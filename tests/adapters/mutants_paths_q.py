@@ -154,6 +154,38 @@ class RespawnSearchEmptyPage(RespawnedEdit):
         result["truncated"] = True
 
 
+@promoted("respawn-stream-cut-untruncated", "FC-042",
+          '§5.3: the final reply\'s truncated is authoritative; ' + TRUNCATED_RULE)
+class RespawnStreamCutUntruncated(FirstInitialize):
+    """A respawned generation's streamed searches send no batch at all and end with truncated false.
+
+    Hides on: a respawned generation; no case streamed a search after a
+    respawn (FC-050 asks one now, and cases.claims judges its cut as
+    FC-042's, as on every stream of the run).
+    """
+
+    def partial(self, proxy, req, msg):
+        if self.respawned and req is not None and req.method == "search/code":
+            return None
+        return msg
+
+
+@promoted("respawn-commit-truncated-lie", "FC-109",
+          '§3.12: "truncated ... true = the file list is incomplete (budget reached)"')
+class RespawnCommitTruncatedLie(RespawnedEdit):
+    """A respawned generation's repo/commit replies say truncated true over their full file list.
+
+    Hides on: a respawned generation; FC-109 judged the group adapter's
+    replies only, and no case asked a commit after a respawn (FC-050 asks
+    one now, and cases.claims judges every repo/commit reply of the run).
+    """
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        result["truncated"] = True
+
+
 # ---------------------------------------------------------------- repo/log's truncated shape
 
 @promoted("log-truncated-string", "FC-095",
