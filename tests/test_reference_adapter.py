@@ -710,6 +710,116 @@ def test_every_commit_of_the_fixture(ad, vcs):
 
 
 @needs_git
+def test_trees_read_through_the_batch_git_are_what_ls_tree_lists(tmp_path):
+    """Repo.git_tree reads a commit's tree objects through the batch git:
+    the same entries, in the same order, with the same sizes, as
+    `git ls-tree -r -t -l` (a submodule and a name that is not UTF-8 left
+    out), at every commit of the fixture's vcs and of an odd repository."""
+    F = _load_reference("fs_provider_trees")
+    work = tmp_path / "odd"
+    make_git_repo(work)
+    (work / "deep" / "er" / "est").mkdir(parents=True)
+    (work / "deep" / "er" / "est" / "leaf.txt").write_bytes(b"leaf\n")
+    (work / "deep" / "a b.txt").write_bytes(b"spaced\n")
+    (work / "run.sh").write_bytes(b"#!/bin/sh\n")
+    os.chmod(work / "run.sh", 0o755)
+    os.symlink("run.sh", work / "link")
+    (work / "empty").write_bytes(b"")
+    (work / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")
+    first = commit_all(work, "odd", 1_700_000_000)
+    git(work, "update-index", "--add", "--cacheinfo", f"160000,{first},sub")   # a gitlink
+    second = commit_all(work, "with a submodule", 1_700_000_100)
+    with materialize() as m:
+        cases = [(m.path / C.VCS, git_text(m.path / C.VCS, "rev-list", "--all").split()),
+                 (work, [first, second])]
+        for folder, commits in cases:
+            batch = F.Repo(folder.name, str(folder), True)
+            for commit in commits:
+                want = [(e.path, e.type, e.oid, e.size) for e in batch._tree_from_ls_tree(commit)]
+                got = batch._tree_from_objects(commit)
+                assert got is not None
+                batch._hash_blobs([e.oid for e in got if e.type == "blob"])
+                got = [(e.path, e.type, e.oid, F._blob_size_by_oid.get(e.oid) if e.type == "blob"
+                        else None) for e in got]
+                assert got == want
+    F.close_git_objects()
+
+
+@needs_git
+@pytest.mark.parametrize("setup,expected", [
+    ("plain", "main"),
+    ("other-branch", "topic"),
+    ("tag-of-that-name", None),      # git says heads/main: asked of git itself
+    ("detached", None),
+    ("dot-git-file", None),
+])
+def test_the_head_branch_is_read_as_git_reads_it(tmp_path, setup, expected):
+    """Repo.default_branch reads .git/HEAD where it says plainly which
+    branch, and asks `git symbolic-ref --short HEAD` otherwise; both ways
+    give git's answer."""
+    F = _load_reference("fs_provider_head")
+    work = tmp_path / "r"
+    make_git_repo(work)
+    (work / "f").write_bytes(b"x\n")
+    sha = commit_all(work, "one", 1_700_000_000)
+    if setup == "other-branch":
+        git(work, "checkout", "-q", "-b", "topic")
+    elif setup == "tag-of-that-name":
+        git(work, "tag", "main")
+    elif setup == "detached":
+        git(work, "checkout", "-q", "--detach", sha)
+    elif setup == "dot-git-file":
+        shutil.move(str(work / ".git"), str(tmp_path / "elsewhere.git"))
+        (work / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere.git'}\n")
+    repo_ = F.Repo("r", str(work), True)
+    assert repo_._head_branch() == expected
+    try:
+        said = git_text(work, "symbolic-ref", "-q", "--short", "HEAD").strip()
+    except subprocess.CalledProcessError:
+        said = None
+    if said is not None:
+        assert repo_.default_branch() == said
+    F.close_git_objects()
+
+
+@needs_git
+def test_commit_metadata_read_through_the_batch_git_is_what_git_show_prints(tmp_path):
+    """commit_meta reads a commit object through the batch git and gives
+    what `git show -s --format=%H%x00%P%x00%an%x00%aI%x00%B` prints: every
+    commit of the fixture's vcs, and odd ones (a merge, offsets either side
+    of UTC, a name with trailing spaces, a message without a final newline,
+    an empty one); a commit with an encoding header is left to git."""
+    F = _load_reference("fs_provider_meta")
+    work = tmp_path / "meta"
+    make_git_repo(work)
+
+    def commit(message: str, when: str, name: str = "Tess T", *extra: str) -> str:
+        git(work, "-c", f"user.name={name}", "-c", "user.email=t@example.org",
+            "-c", "commit.gpgsign=false", *extra, "commit", "-q", "--allow-empty",
+            "--allow-empty-message", "--cleanup=verbatim", "-m", message, f"--date={when}")
+        return git_text(work, "rev-parse", "HEAD").strip()
+
+    odd = [commit("root\n\nbody\n", "@1700000000 +0530"),
+           commit("no final newline", "@1700000100 -0800", "Spaced Name  "),
+           commit("", "@1700000200 +0000")]
+    git(work, "checkout", "-q", "-b", "side", odd[0])
+    odd.append(commit("side", "@1700000300 +0100"))
+    git(work, "checkout", "-q", "main")
+    git(work, "-c", "user.name=M", "-c", "user.email=m@example.org", "merge", "-q",
+        "--no-ff", "-m", "a merge", "side")
+    odd.append(git_text(work, "rev-parse", "HEAD").strip())
+    latin = commit("caf\u00e9", "@1700000400 +0000", "Tess T", "-c", "i18n.commitEncoding=latin-1")
+    fmt = "--format=%H%x00%P%x00%an%x00%aI%x00%B"
+    with materialize() as m:
+        vcs = m.path / C.VCS
+        for folder, commits in ((vcs, git_text(vcs, "rev-list", "--all").split()), (work, odd)):
+            for sha in commits:
+                assert F.commit_meta(str(folder), sha) == git(folder, "show", "-s", fmt, sha), sha
+    assert F.commit_meta(str(work), latin) is None
+    F.close_git_objects()
+
+
+@needs_git
 def test_commit_edge_cases(tmp_path):
     work = tmp_path / "edge"
     make_git_repo(work)

@@ -677,6 +677,7 @@ class GitEntry:
 
 # Git objects are immutable, so this cache never needs invalidating.
 _blob_sha_by_oid: dict[str, str] = {}          # git blob oid -> our content id
+_blob_size_by_oid: dict[str, int] = {}         # git blob oid -> its size in bytes
 TREE_CACHE_COMMITS = 64                        # commit trees kept per repository
 
 
@@ -786,13 +787,48 @@ class Repo:
         if self._default_branch is None:
             name = "main"
             if self.is_git:
-                try:
-                    name = git(self.path, "symbolic-ref", "-q", "--short", "HEAD").decode().strip() or name
-                except GitError:
-                    heads = self.branch_names()
-                    name = "main" if "main" in heads or not heads else heads[0]
+                branch = self._head_branch()
+                if branch is None:
+                    try:
+                        branch = git(self.path, "symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+                    except GitError:
+                        heads = self.branch_names()
+                        branch = "main" if "main" in heads or not heads else heads[0]
+                name = branch or name
             self._default_branch = name
         return self._default_branch
+
+    def _head_branch(self) -> str | None:
+        """The branch .git/HEAD names ("ref: refs/heads/<name>"), read as
+        `git symbolic-ref --short HEAD` would; None when that file does not
+        say so plainly (a .git file, a detached or odd HEAD): git is asked."""
+        try:
+            with open(os.path.join(self.path, ".git", "HEAD"), "rb") as f:
+                head = f.read(4096)
+        except OSError:
+            return None
+        prefix = b"ref: refs/heads/"
+        if not head.startswith(prefix) or not head.endswith(b"\n") or head.count(b"\n") != 1:
+            return None
+        try:
+            name = head[len(prefix):-1].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if not name or name != name.strip():
+            return None
+        # --short says heads/<name> when another ref of that name exists
+        git_dir = os.path.join(self.path, ".git")
+        others = (f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}",
+                  f"refs/remotes/{name}/HEAD")
+        try:
+            with open(os.path.join(git_dir, "packed-refs"), "rb") as f:
+                packed = {line.split(b" ", 1)[1].strip() for line in f
+                          if b" " in line and not line.startswith((b"#", b"^"))}
+        except OSError:
+            packed = set()
+        if any(os.path.lexists(os.path.join(git_dir, r)) or r.encode() in packed for r in others):
+            return None
+        return name
 
     def branch_names(self) -> list[str]:
         out = git(self.path, "for-each-ref", "--format=%(refname:strip=2)", "refs/heads")
@@ -848,6 +884,22 @@ class Repo:
         cached = self._trees.get(commit)
         if cached is not None:
             return cached
+        entries = self._tree_from_objects(commit)
+        if entries is None:
+            entries = self._tree_from_ls_tree(commit)
+        self._hash_blobs([e.oid for e in entries if e.type == "blob"])
+        for e in entries:
+            if e.type == "blob" and e.size is None:
+                e.size = _blob_size_by_oid.get(e.oid)
+        for e in entries:
+            if e.type == "blob":
+                self._git_ids.setdefault(_blob_sha_by_oid[e.oid], e.oid)
+        if len(self._trees) >= TREE_CACHE_COMMITS:   # keep memory bounded
+            self._trees.clear()
+        self._trees[commit] = entries
+        return entries
+
+    def _tree_from_ls_tree(self, commit: str) -> list[GitEntry]:
         out = git(self.path, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", commit)
         entries = []
         for record in out.split(b"\0"):
@@ -861,14 +913,53 @@ class Repo:
                 continue                              # the wire is UTF-8 only
             if kind in ("blob", "tree"):              # submodules ("commit") are skipped
                 entries.append(GitEntry(path, kind, oid, int(size) if kind == "blob" else None))
-        self._hash_blobs([e.oid for e in entries if e.type == "blob"])
-        for e in entries:
-            if e.type == "blob":
-                self._git_ids.setdefault(_blob_sha_by_oid[e.oid], e.oid)
-        if len(self._trees) >= TREE_CACHE_COMMITS:   # keep memory bounded
-            self._trees.clear()
-        self._trees[commit] = entries
         return entries
+
+    def _tree_from_objects(self, commit: str) -> list[GitEntry] | None:
+        """What `git ls-tree -r -t` lists (a tree before what it holds, in
+        git's order; submodules and names that are not UTF-8 left out), read
+        through the batch git from the commit's tree objects; blob sizes are
+        left for _hash_blobs to learn. None when the batch cannot answer (the
+        caller asks ls-tree)."""
+        objects = git_objects(self.path)
+        found = objects.lookup(commit)
+        if found is None or found[1] != "commit" or not found[2].startswith(b"tree "):
+            return None
+        root = found[2][5:found[2].index(b"\n")].decode("ascii")
+        width = len(root) // 2                        # 20 bytes (SHA-1) or 32 (SHA-256)
+        entries: list[GitEntry] = []
+
+        def read_tree(oid: str, prefix: bytes) -> bool:
+            got = objects.lookup(oid)
+            if got is None or got[1] != "tree":
+                return False
+            data, pos = got[2], 0
+            while pos < len(data):
+                space = data.index(b" ", pos)
+                nul = data.index(b"\0", space)
+                mode, name = data[pos:space], data[space + 1:nul]
+                child = data[nul + 1:nul + 1 + width].hex()
+                pos = nul + 1 + width
+                if mode == b"160000":                 # a submodule's commit
+                    continue
+                raw_path = prefix + name
+                try:
+                    path = raw_path.decode("utf-8")
+                except UnicodeDecodeError:
+                    path = None                       # the wire is UTF-8 only
+                if mode == b"40000":
+                    if path is not None:
+                        entries.append(GitEntry(path, "tree", child, None))
+                    if not read_tree(child, raw_path + b"/"):
+                        return False
+                elif path is not None:
+                    entries.append(GitEntry(path, "blob", child, None))
+            return True
+
+        try:
+            return entries if read_tree(root, b"") else None
+        except ValueError:                            # a tree object we cannot read
+            return None
 
     def _hash_blobs(self, oids: list[str]) -> None:
         """Compute our content id (sha256) of git blobs not seen before: through
@@ -881,6 +972,7 @@ class Repo:
             if found is None:
                 break                                # the rest from a git of their own
             _blob_sha_by_oid[found[0]] = blob_id(found[2])
+            _blob_size_by_oid[found[0]] = len(found[2])
             done += 1
         todo = todo[done:]
         if not todo:
@@ -895,6 +987,7 @@ class Repo:
                 continue
             size = int(header[2])
             _blob_sha_by_oid[header[0].decode()] = blob_id(out[pos:pos + size])
+            _blob_size_by_oid[header[0].decode()] = size
             pos += size + 1
 
     def _hash_all_blobs(self) -> None:
@@ -1431,7 +1524,9 @@ def m_repo_commit(cat: Catalog, params: dict, call: CallContext) -> dict:
     repo = cat.repo(param_str(params, "repo", required=True))
     repo.require_git("commits")
     commit = repo.resolve(param_str(params, "sha", required=True))
-    meta = git_fixed(repo.path, "show", "-s", "--format=%H%x00%P%x00%an%x00%aI%x00%B", commit)
+    meta = commit_meta(repo.path, commit)
+    if meta is None:
+        meta = git_fixed(repo.path, "show", "-s", "--format=%H%x00%P%x00%an%x00%aI%x00%B", commit)
     sha, parents, author, date, message = meta.decode("utf-8", errors="replace").split("\0", 4)
     parents = parents.split()
     # First-parent diff; a root commit is compared with the empty tree.
@@ -1445,6 +1540,42 @@ def m_repo_commit(cat: Catalog, params: dict, call: CallContext) -> dict:
     return {"sha": sha, "author": author, "date": date, "message": message.rstrip("\n"),
             "parents": parents, "files": files[:COMMIT_FILE_BUDGET],
             "truncated": len(files) > COMMIT_FILE_BUDGET}
+
+
+def commit_meta(repo_dir: str, commit: str) -> bytes | None:
+    """What `git show -s --format=%H%x00%P%x00%an%x00%aI%x00%B <commit>`
+    prints, read from the commit object through the batch git: the id, the
+    parent ids, the author's name (up to the first "<", trailing spaces
+    trimmed), the author date in strict ISO-8601 and the raw message. None
+    (the caller asks git show) when the batch cannot answer, or the commit
+    says anything this reading does not cover (an encoding, an odd header)."""
+    found = git_objects(repo_dir).lookup(commit)
+    if found is None or found[1] != "commit" or found[0] != commit:
+        return None
+    data = found[2]
+    end = data.find(b"\n\n")
+    if end < 0:
+        return None
+    parents, author = [], None
+    for line in data[:end].split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if key == b"parent":
+            parents.append(value)
+        elif key == b"author" and author is None:
+            author = value
+        elif key == b"encoding":
+            return None                              # git show would re-encode the message
+    if author is None or b"<" not in author or b">" not in author:
+        return None
+    name = author[:author.index(b"<")].rstrip(b" \t\n\r")
+    when = author[author.rindex(b">") + 1:].split()
+    if len(when) != 2 or not when[0].isdigit() or len(when[1]) != 5 or \
+            when[1][:1] not in (b"+", b"-") or not when[1][1:].isdigit():
+        return None
+    date = iso_date(int(when[0]), when[1].decode("ascii")).encode("ascii")
+    # (--format is a terminator: git show ends the record with a newline)
+    return b"\0".join([commit.encode("ascii"), b" ".join(parents), name, date,
+                       data[end + 2:] + b"\n"])
 
 
 def parse_raw_diff(raw: bytes) -> list[dict]:
