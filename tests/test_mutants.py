@@ -133,7 +133,7 @@ def test_each_switch_loads_from_its_own_module_alone():
 
 # Modules a test adapter's start does without (about 30 starts a run of the
 # matrix; together they were 6 to 9 ms of each start's ~36 ms of CPU).
-HEAVY_AT_START = frozenset({"pathlib", "typing", "socket", "datetime"})
+HEAVY_AT_START = frozenset({"pathlib", "typing", "socket", "datetime", "subprocess"})
 
 
 # ---------------------------------------------------------------- the proxy itself
@@ -172,6 +172,33 @@ def test_proxy_applies_its_hook_and_exits_on_eof(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_forked_child_that_outlives_its_deadline_says_timeout(tmp_path):
+    """The proxy ends a child that is still running EOF_GRACE_S after stdin
+    EOF; _Forked.wait says so with TimeoutError (subprocess, which a Popen's
+    TimeoutExpired would need, stays unimported at a test adapter's start),
+    and after kill() the child is gone."""
+    import subprocess
+    import sys
+
+    (tmp_path / "plain").mkdir()
+    script = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+              "from tests.adapters.proxy import _Forked\n"
+              "child = _Forked.start([sys.argv[2]])\n"
+              "assert child is not None\n"
+              "try:\n"
+              "    child.wait(timeout=0.05)   # stdin still open: the reference serves on\n"
+              "except TimeoutError:\n"
+              "    pass\n"
+              "else:\n"
+              "    raise SystemExit('no timeout')\n"
+              "child.kill()\n"
+              "print(child.wait(timeout=5), 'subprocess' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-S", "-c", script, str(gate.REPO), str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["-9", "False"]
 
 
 def test_proxy_death_takes_the_child_with_it(tmp_path):

@@ -11,7 +11,6 @@ Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 from tests.adapters.hooks import (MIB, BigBlobsFromDisk, BlobIds, GitIds, PairReplies, StreamPause,
@@ -73,6 +72,7 @@ class CommitKeyed(BlobIds):
     def commit_of(self, proxy, repo, ref) -> str:
         key = (repo_name(repo), ref)
         if key not in self.commits:
+            import subprocess
             run = subprocess.run(["git", "-C", str(proxy.fixture / key[0]), "rev-parse", "--verify",
                                   "--quiet", f"{ref}^{{commit}}"], capture_output=True, text=True)
             self.commits[key] = run.stdout.strip() or str(ref)

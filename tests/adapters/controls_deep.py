@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import subprocess
 
 # datetime and socket are imported where used: every test adapter process
 # imports this module, few of them use either (see tests/adapters/proxy.py).
@@ -198,6 +197,7 @@ class AnnotatedTagObject(Hooks):
         result = result_of(msg)
         if req is None or req.method != "repo/refs" or result is None:
             return msg
+        import subprocess
         run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(req.params.get("repo"))),
                               "for-each-ref", "--format=%(refname:short)%00%(objectname)", "refs/tags"],
                              capture_output=True, text=True)

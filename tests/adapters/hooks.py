@@ -16,7 +16,6 @@ import base64
 import collections
 import hashlib
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -192,6 +191,7 @@ class GitIds(BlobIds):
         """path -> git blob id in the tree at ``ref``."""
         key = (repo_name(repo), ref)
         if key not in self.at_ref:
+            import subprocess
             run = subprocess.run(["git", "-C", str(proxy.fixture / key[0]), "ls-tree", "-r", "-z",
                                   "--full-tree", str(ref)], capture_output=True)
             ids = {}

@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import subprocess
 
 # datetime, socket and pathlib are imported where used: every test adapter
 # process imports this module, few of them use any (see tests/adapters/proxy.py).
@@ -89,6 +88,7 @@ def ref_of(req) -> object:
 
 
 def git_lines(proxy, repo, *args: str) -> list[str]:
+    import subprocess
     run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
                          capture_output=True, text=True)
     return run.stdout.splitlines() if run.returncode == 0 else []
@@ -1150,6 +1150,7 @@ class TagIdsFromMain(RelistedGenuine):
 
     def main_id(self, proxy, repo, path) -> str | None:
         if path not in self.main_ids:
+            import subprocess
             run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), "show",
                                   f"{MAIN}:{path}"], capture_output=True)
             self.main_ids[path] = sha256_hex(run.stdout) if run.returncode == 0 else None

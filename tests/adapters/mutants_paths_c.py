@@ -12,7 +12,6 @@ from __future__ import annotations
 from tests.adapters.mutants_deep import promoted  # noqa: F401
 from tests.adapters.proxy import Hooks  # noqa: F401
 
-import subprocess
 
 from fixture.catalog import VCS_DEFAULT_BRANCH
 from tests.adapters.hooks import BlobIds, git_blob_id, is_git, read_worktree
@@ -77,6 +76,7 @@ class OrgReposGitDatePushedAt(Hooks):
         repos = []
         for n in result.get("repos") or []:
             if isinstance(n, str) and is_git(proxy, n):
+                import subprocess
                 run = subprocess.run(["git", "-C", str(proxy.fixture / n), "log", "-1",
                                       "--format=%cd", VCS_DEFAULT_BRANCH],
                                      capture_output=True, text=True)

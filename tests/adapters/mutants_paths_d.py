@@ -12,7 +12,6 @@ per switch, its docstring's first line what it changes, then "Hides on:"
 from __future__ import annotations
 
 import re
-import subprocess
 
 from fixture.catalog import VCS_DEFAULT_BRANCH
 from tests.adapters.controls import control
@@ -22,6 +21,7 @@ from tests.adapters.proxy import Hooks, result_of
 
 
 def git(proxy, repo, *args: str) -> subprocess.CompletedProcess:
+    import subprocess
     return subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
                           capture_output=True, text=True)
 

@@ -14,7 +14,6 @@ may be loaded first.
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 import zlib
 
@@ -178,6 +177,7 @@ class PatchOtherDiffOptions(CommitReply):
         if not is_git(proxy, repo) or not isinstance(sha, str):
             return
         where = str(proxy.fixture / repo_name(repo))
+        import subprocess
         base = parents[0] if parents else subprocess.run(
             ["git", "-C", where, "hash-object", "-t", "tree", "--stdin"], input=b"",
             capture_output=True, text=False).stdout.decode().strip()

@@ -14,7 +14,6 @@ first line what it changes, then "Hides on:").
 from __future__ import annotations
 
 import base64
-import subprocess
 import threading
 
 from tests.adapters.controls_deep import kept
@@ -49,6 +48,7 @@ class CommitterDates(Hooks):
         name = repo_name(repo)
         with self.lock:
             if name not in self.dates:
+                import subprocess
                 run = subprocess.run(["git", "-C", str(proxy.fixture / name), "log", "--all",
                                       "--format=%H %at %ct %cI"], capture_output=True, text=True)
                 self.dates[name] = {sha: iso for sha, at, ct, iso in

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import re
-import subprocess
 
 from tests.adapters.hooks import ResultEdit, is_git, read_worktree, repo_name, sha256_hex
 from tests.adapters.mutants_deep import git_lines, promoted
@@ -293,6 +292,7 @@ class CloneUrlRemoteNoPath(ResultEdit):
 
 def git_has(proxy, repo, ref, path) -> bool:
     """Whether git has ``path`` at ``ref`` in the fixture repository."""
+    import subprocess
     run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), "cat-file", "-e",
                           f"{ref}:{path}"], capture_output=True)
     return run.returncode == 0
@@ -341,6 +341,7 @@ class BlobAtDeletedFromHistory(Hooks):
             repo, path = req.params.get("repo"), req.params.get("path")
             last = git_lines(proxy, repo, "rev-list", "-1", "--all", "--", path)
             if last:
+                import subprocess
                 older = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), "show",
                                         f"{last[0]}^:{path}"], capture_output=True)
                 if older.returncode == 0:
@@ -367,6 +368,7 @@ class IdsOffMainRefused(Hooks):
         if (req.method in ("repo/tree", "repo/blob_at") and isinstance(ref, str)
                 and HEX_ID.fullmatch(ref) and is_git(proxy, repo)):
             tips = {line.split()[0] for line in git_lines(proxy, repo, "show-ref", "--dereference")}
+            import subprocess
             on_main = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)),
                                       "merge-base", "--is-ancestor", ref, "HEAD"],
                                      capture_output=True).returncode == 0

@@ -9,7 +9,6 @@ not look first: another commit, method, repository or ref.
 
 from __future__ import annotations
 
-import subprocess
 
 from tests.adapters.hooks import (AwaitsCancel, BlobIds, KindRewrite, PairReplies, ResultEdit,
                                   fixture_repos, git_blob_id, is_git, read_worktree, repo_name)
@@ -21,6 +20,7 @@ __all__ = ["MUTANTS"]
 
 def git_out(proxy, repo, *args: str) -> bytes:
     """``git <args>`` in a served git repository ("" when it fails)."""
+    import subprocess
     run = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), *args],
                          capture_output=True)
     return run.stdout if run.returncode == 0 else b""

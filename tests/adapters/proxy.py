@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 
@@ -242,7 +241,7 @@ class _Forked:
             except (OSError, ValueError):     # the other pump reaped it meanwhile
                 ready = [True]
             if not ready:
-                raise subprocess.TimeoutExpired(str(REFERENCE), timeout)
+                raise TimeoutError(f"{REFERENCE} still running after {timeout} s")
             self._reap()
         return self.returncode
 
@@ -375,9 +374,11 @@ class Proxy:
                 self.child.stdin.close()
             except OSError:
                 pass
+        # _Forked says TimeoutError, a Popen (which imported subprocess) its own
+        popen = sys.modules.get("subprocess")
         try:
             self.child.wait(timeout=EOF_GRACE_S)
-        except subprocess.TimeoutExpired:
+        except (TimeoutError, *((popen.TimeoutExpired,) if popen else ())):
             self.child.kill()
 
     def _child_to_host(self) -> None:
@@ -404,6 +405,7 @@ class Proxy:
     def _exec_child(self) -> subprocess.Popen:
         # the child gets the proxy's -S (the reference is stdlib-only; skipping
         # site's .pth processing halves the start of every adapter spawn)
+        import subprocess
         flags = ["-S"] if sys.flags.no_site else []
         return subprocess.Popen(
             [sys.executable, *flags, str(REFERENCE), *self.args],
