@@ -1,4 +1,4 @@
-"""`truncated` claims (and icons) judged on every reply of the run, not only the owners' own.
+"""`truncated` claims (and icons, and search lines) judged on every reply of the run, not only the owners' own.
 
 FC-022 (repo/tree), FC-095 (repo/log), FC-070 (one-shot search/code),
 FC-042 (a stream's final reply) and FC-109 (repo/commit) judge the replies
@@ -28,6 +28,11 @@ that is false, and a cut without truncated: true):
 * repo/commit of vcs, by any spelling git resolves: truncated true beside
   every path of git's first-parent diff is false (FC-109's; only that
   direction: a file left out is FC-103's, on the commit cases' replies).
+
+And every hit's `line` of those searches, one-shot or streamed, is >= 1 and
+a line of the file holding the term in any case of letters (FC-031's), unless
+the reply shared the wire with another request (a misrouted reply carries
+another term's hits: FC-120's).
 
 And every initialize result's `icon` of one code point is a character any
 terminal shows (FC-080's: its shape is the protocol monitor's, FC-004's),
@@ -62,8 +67,9 @@ SEARCH_TRUNCATED = "search-truncated"
 STREAM_TRUNCATED = "stream-truncated"
 ICON_DISPLAY = "icon-display"
 COMMIT_TRUNCATED = "commit-truncated"
+SEARCH_LINE = "search-line"
 RULES = (TREE_TRUNCATED, LOG_TRUNCATED, SEARCH_TRUNCATED, STREAM_TRUNCATED, ICON_DISPLAY,
-         COMMIT_TRUNCATED)
+         COMMIT_TRUNCATED, SEARCH_LINE)
 
 ABSENT = "absent"                  # a truncated member left out (false by default)
 TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
@@ -85,6 +91,7 @@ class Claim:
     judgeable: bool              # not cancelled, batches well-formed
     seq: int | None
     crowded: bool = False        # shared the wire with another request: lies only
+    lines: tuple = ()            # search: (repo, path, line) of each hit that has a line
 
 
 class ClaimsMonitor(Monitor):
@@ -99,6 +106,7 @@ class ClaimsMonitor(Monitor):
         self._cancelled: set[int] = set()
         self._bad_batch: set[int] = set()
         self._streamed: dict[int, list] = {}      # id -> (repo, path) of its batches' hits
+        self._streamed_lines: dict[int, list] = {}  # id -> (repo, path, line) of those
         self._seq: int | None = None
 
     def outbound(self, generation: int, msg: Any) -> None:
@@ -136,6 +144,7 @@ class ClaimsMonitor(Monitor):
             self._bad_batch.add(rid)
         else:
             self._streamed.setdefault(rid, []).extend(hits)
+            self._streamed_lines.setdefault(rid, []).extend(_lines(items))
 
     def _result(self, rid, issued, result, found):
         super()._result(rid, issued, result, found)
@@ -148,6 +157,8 @@ class ClaimsMonitor(Monitor):
                 or not isinstance(result, dict) or not isinstance(params, dict):
             return
         streamed = self._streamed.pop(rid, [])
+        streamed_lines = self._streamed_lines.pop(rid, [])
+        lines: tuple = ()
         if method == "repo/commit":
             listed = tuple(p for f in _list(result.get("files")) if isinstance(f, dict)
                            for p in (f.get("path"), f.get("previous_path")) if isinstance(p, str))
@@ -158,15 +169,23 @@ class ClaimsMonitor(Monitor):
         else:
             hits = streamed if issued.streaming else _hits(result.get("items"))
             listed = tuple(hits or ())
+            lines = tuple(streamed_lines if issued.streaming else _lines(result.get("items")))
         judgeable = (rid not in self._cancelled and rid not in self._bad_batch
                      and not (issued.streaming and result.get("items")))
         self.claims.append(Claim(issued.generation, rid, method, dict(params),
                                  result.get("truncated", ABSENT), listed, issued.streaming,
-                                 judgeable, self._seq, rid in self._crowded))
+                                 judgeable, self._seq, rid in self._crowded, lines))
 
 
 def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
+
+
+def _lines(items: Any) -> list:
+    """(repo, path, line) of each well-formed hit whose line is an integer."""
+    return [(h["repo"], h["path"], h["line"]) for h in _list(items)
+            if isinstance(h, dict) and isinstance(h.get("repo"), str)
+            and isinstance(h.get("path"), str) and type(h.get("line")) is int]
 
 
 def _hits(items: Any) -> list | None:
@@ -201,14 +220,15 @@ def harvest(provider, fx) -> list[Finding]:
             continue
         if not served and claim.method != "initialize":
             continue   # another directory's replies: the fixture cannot settle them
-        try:
-            found = _JUDGES[claim.method](claim, fx)
-        except (RuntimeError, OSError, ValueError):   # git could not answer: nothing judged
-            found = None
-        if found is not None:
-            rule, detail = found
-            out.append(Finding(rule, detail, claim.generation, "must", claim.rid, claim.method,
-                               claim.seq, "", claim.streaming))
+        for judge in _JUDGES[claim.method]:
+            try:
+                found = judge(claim, fx)
+            except (RuntimeError, OSError, ValueError):   # git could not answer: nothing judged
+                found = None
+            if found is not None:
+                rule, detail = found
+                out.append(Finding(rule, detail, claim.generation, "must", claim.rid,
+                                   claim.method, claim.seq, "", claim.streaming))
     return out
 
 
@@ -298,16 +318,11 @@ def _log(claim: Claim, fx):
 
 def _search(claim: Claim, fx):
     from cases.facts import files_containing
-    q = claim.params.get("q")
-    match = QUERY.fullmatch(q.strip()) if isinstance(q, str) else None
-    if match is None or match.group(2) not in TERMS:
+    asked = _term_and_scope(claim, fx)
+    if asked is None:
         return None
-    scope, term = match.groups()
-    expected = files_containing(fx, term)
-    if scope is not None:
-        if scope not in {fx.repo(n) for n in (ALPHA, BETA, WIDE, VCS)}:
-            return None
-        expected = frozenset(f for f in expected if f[0] == scope)
+    term, repos = asked
+    expected = frozenset(f for f in files_containing(fx, term) if f[0] in repos)
     listed = set(claim.listed)
     missing = expected - listed
     rule = STREAM_TRUNCATED if claim.streaming else SEARCH_TRUNCATED
@@ -320,6 +335,53 @@ def _search(claim: Claim, fx):
         return rule, (f"{_asked(claim)}: {len(expected) - len(missing)} of the {len(expected)} "
                       f"files holding {term!r} {how}, {_said(claim)}; missing e.g. {shown} "
                       f"(a cut must say truncated true)")
+    return None
+
+
+def _term_and_scope(claim: Claim, fx):
+    """(term, the repository ids it is searched in) of a search for one of
+    the fixture's terms, unscoped or repo:-scoped to a fixture repository;
+    None for any other query."""
+    q = claim.params.get("q")
+    match = QUERY.fullmatch(q.strip()) if isinstance(q, str) else None
+    if match is None or match.group(2) not in TERMS:
+        return None
+    scope, term = match.groups()
+    repos = {fx.repo(n) for n in (ALPHA, BETA, WIDE, *([VCS] if fx.vcs_built else []))}
+    if scope is not None and scope not in repos:
+        return None
+    return term, repos if scope is None else {scope}
+
+
+def _search_lines(claim: Claim, fx):
+    """Every hit's `line`, when present, is >= 1 and a line of the file that
+    holds the term (FC-031's: in any case of letters, as matching semantics
+    are the adapter's). A reply that shared the wire with another request is
+    left out (a misrouted reply, another term's hits: FC-120's), and so is a
+    hit naming a file the fixture does not have (which file is its owner's)."""
+    from cases.facts import read_or_none
+    asked = _term_and_scope(claim, fx)
+    if asked is None or claim.crowded or not claim.lines:
+        return None
+    term, repos = asked
+    names = {fx.repo(n): n for n in (ALPHA, BETA, WIDE, *([VCS] if fx.vcs_built else []))}
+    needle = term.encode("utf-8").lower()
+    bad = []
+    for repo, path, line in claim.lines:
+        if repo not in repos:
+            continue
+        name = names[repo]
+        data = _remember(("bytes", str(fx.path), name, path),
+                         lambda: read_or_none(fx, name, path))
+        if data is None:
+            continue
+        holding = [n for n, text in enumerate(data.split(b"\n"), 1) if needle in text.lower()]
+        if line < 1 or line not in holding:
+            bad.append(f"{repo} {path} line {line} (the term is on line(s) "
+                       f"{', '.join(map(str, holding[:SHOWN])) or 'none'})")
+    if bad:
+        return SEARCH_LINE, (f"{_asked(claim)}: {len(bad)} hit(s) whose line holds no {term!r}: "
+                             f"{'; '.join(bad[:SHOWN])} (line is the 1-based line of a match)")
     return None
 
 
@@ -351,5 +413,5 @@ def _icon(claim: Claim, fx):
                                                        f"not a character any terminal shows")
 
 
-_JUDGES = {"repo/tree": _tree, "repo/log": _log, "search/code": _search, "initialize": _icon,
-           "repo/commit": _commit}
+_JUDGES = {"repo/tree": (_tree,), "repo/log": (_log,), "search/code": (_search, _search_lines),
+           "initialize": (_icon,), "repo/commit": (_commit,)}

@@ -57,6 +57,7 @@ RULE_OWNERS: dict[str, str] = {
     claims.STREAM_TRUNCATED: "FC-042",
     claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
     claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
+    claims.SEARCH_LINE: "FC-031",   # a hit's line holds a match, on every search of the run
 }
 
 # result-shape: the owner by method, refined by the member the problem is at

@@ -81,3 +81,17 @@ def test_a_commit_is_recorded_with_its_paths_and_previous_paths():
     assert (claim.method, claim.truncated, claim.listed, claim.params["sha"]) == \
         ("repo/commit", True, ("new.rs", "old.rs", "b.rs"), "feature")
 
+
+def test_hit_lines_are_recorded_one_shot_and_streamed():
+    mo = ClaimsMonitor("/fx")
+    line = {"repo": "local/alpha", "path": "a.rs", "line": 3}
+    odd = [{"repo": "local/alpha", "path": "b.rs", "line": True},    # not an integer
+           {"repo": "local/alpha", "path": "c.rs"}]                  # no line
+    ask(mo, 2, "search/code", {"q": "frobnicate", "limit": 500})
+    answer(mo, 2, {"items": [line, *odd]})
+    ask(mo, 3, "search/code", {"q": "frobnicate", "limit": 500, "partial": True})
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 3, "items": [line, *odd]}}))
+    answer(mo, 3, {"items": [], "truncated": False})
+    assert [c.lines for c in mo.claims] == [(("local/alpha", "a.rs", 3),)] * 2
+

@@ -20,6 +20,7 @@ import base64
 import re
 
 from tests.adapters.hooks import ResultEdit, is_git, read_worktree, repo_name, sha256_hex
+from tests.adapters.mutants import EveryHit
 from tests.adapters.mutants_deep import git_lines, promoted
 from tests.adapters.mutants_paths_i import FirstInitialize
 from tests.adapters.proxy import Hooks, result_of
@@ -183,6 +184,21 @@ class RespawnCommitTruncatedLie(RespawnedEdit):
 
     def edit(self, proxy, req, result):
         result["truncated"] = True
+
+
+@promoted("respawn-lines-zero-based", "FC-031",
+          '§3.13: "line, when present, is 1-based and is the real line of the match in that blob"')
+class RespawnLinesZeroBased(FirstInitialize, EveryHit):
+    """A respawned generation's search hits, one-shot and streamed, give 0-based lines.
+
+    Hides on: a respawned generation; FC-031 read the lines of its own
+    searches, all in the group adapter's first generation (cases.claims now
+    reads the line of every hit of a fixture term's search in the run).
+    """
+
+    def edit(self, hit):
+        if self.respawned and isinstance(hit.get("line"), int):
+            hit["line"] -= 1
 
 
 # ---------------------------------------------------------------- repo/log's truncated shape
