@@ -136,8 +136,8 @@ class ClaimsMonitor(Monitor):
         super()._partial(generation, msg, found)
         params = msg.get("params")
         rid = params.get("id") if isinstance(params, dict) else None
-        if not usable_id(rid):
-            return
+        if not usable_id(rid) or rid not in self._open.get(generation, ()):
+            return   # a batch for no request in flight (FC-040's, FC-041's) joins no claim
         items = params.get("items")
         hits = _hits(items)
         if hits is None:

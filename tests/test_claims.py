@@ -95,3 +95,21 @@ def test_hit_lines_are_recorded_one_shot_and_streamed():
     answer(mo, 3, {"items": [], "truncated": False})
     assert [c.lines for c in mo.claims] == [(("local/alpha", "a.rs", 3),)] * 2
 
+
+def test_a_batch_for_no_request_in_flight_joins_no_claim():
+    """A $/partial naming an id not yet asked (or already answered) is
+    FC-040's or FC-041's; the stream later asked under that id is judged on
+    its own batches only."""
+    mo = ClaimsMonitor("/fx")
+    early = {"repo": "local/beta", "path": "elsewhere.md", "line": 12}
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 4, "items": [early]}}))
+    ask(mo, 4, "search/code", {"q": "frobnicate", "limit": 500, "partial": True})
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 4, "items": [HIT]}}))
+    answer(mo, 4, {"items": [], "truncated": False})
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 4, "items": [early]}}))
+    (claim,) = mo.claims
+    assert claim.listed == (("local/alpha", "a.rs"),) and claim.lines == ()
+
