@@ -46,7 +46,11 @@ too), a stream with a malformed batch (FC-044's) or that was cancelled
 (FC-045: any truncated), a truncated that is not a boolean (the shape rule's), other queries (path: is
 FC-034's; matching semantics are the adapter's, RULINGS "Search"), and every
 process serving another directory than the session's fixture copy (FC-011's
-private copy).
+private copy), and a batch naming no request in flight (FC-040's, FC-041's).
+
+Over 400 lines on purpose: one recorder and the judges of what it records;
+each judge reads only the members its rule is about, so the rule and where
+it is left to another owner read side by side.
 """
 
 from __future__ import annotations
