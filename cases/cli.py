@@ -494,11 +494,6 @@ class _Unset:
 _STOP_BOUND_OFF = _Unset()
 
 
-def _interrupt_again(signum, frame):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the stop bound is armed already
-    raise KeyboardInterrupt
-
-
 def _interrupt(signum, frame):
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
