@@ -400,7 +400,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         if workers is not None:   # (the pre-flight's copy is removed while they run)
             return jobs.run_parallel(args, selected, workers, settings, watch,
                                      meanwhile=materialized.cleanup)
-        return _pytest(args, adapter, selected, modules, materialized.path, watch)
+        return _pytest(args, adapter, settings, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")
         if args.json and watch.report is None:   # (a signal after the run keeps its report)
@@ -592,15 +592,17 @@ class _Watch:
             self.collect_errors += 1
 
 
-def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
+def _pytest(args, adapter: list[str], settings, selected: list[str], modules: list[str],
             fixture_dir: Path, watch: "_Watch") -> int:
     import pytest
     from cases import plugin
+    from cases.harness import GivenSettings
     pargs = pytest_args(args, adapter, selected, modules, fixture_dir)
     # Only our plugin: third-party plugins installed beside pytest (hypothesis,
     # benchmark, ...) cost import time and have nothing to say about cases.
+    # The session takes the settings built here (read once a process).
     with no_plugin_autoload():
-        code = int(pytest.main(pargs, plugins=[plugin, watch]))
+        code = int(pytest.main(pargs, plugins=[plugin, watch, GivenSettings(settings)]))
     if watch.interrupted:
         _say("interrupted; the report lists the cases that ran")
         return EXIT_INTERRUPTED
