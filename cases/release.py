@@ -195,9 +195,10 @@ def _header(old: dict, new: dict) -> list[str]:
         out.append(f"adapter  {' '.join(map(str, argv_a or []))} -> "
                    f"{' '.join(map(str, argv_b or []))}")
     s_a, s_b = old.get("summary") or {}, new.get("summary") or {}
-    counts = ("passed", "failed", "skipped", "known")
-    out.append("summary  " + ", ".join(f"{k} {s_a.get(k, 0)} -> {s_b.get(k, 0)}"
-                                       for k in counts if s_a.get(k, 0) or s_b.get(k, 0)))
+    counts = [f"{k} {s_a.get(k, 0)} -> {s_b.get(k, 0)}"
+              for k in ("passed", "failed", "skipped", "known") if s_a.get(k) or s_b.get(k)]
+    if counts:
+        out.append("summary  " + ", ".join(counts))
     return out
 
 
