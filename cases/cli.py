@@ -30,9 +30,6 @@ Exit codes:
 
 ``python3 run --self-test [pytest args]`` runs the suite's self-tests
 (pytest over tests/); "no tests collected" counts as a failure (exit 1).
-
-Over 400 lines on purpose: the command line is one contract (options, the
-argv grammar, exit codes, signals) and splitting it would scatter that contract.
 """
 
 from __future__ import annotations

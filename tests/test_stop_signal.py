@@ -11,9 +11,8 @@ reaches ``run``'s first statement the signal is Python's: its default action
 (the process ends by SIGINT, silently; a shell reports that as 130 too) or,
 once Python has its own handler, a KeyboardInterrupt out of its start-up
 (importing site: no frame of the suite's). On a loaded machine that start-up
-may last past the first step, so those outcomes are allowed, but only before
-the first 130: from the instant the suite's code runs, every later one stops
-with 130 and one line.
+may last past the first steps, so those outcomes are allowed (their
+traceback holds no frame of the suite's); from LATE_S on, every one is 130.
 
 What no run of the suite can see is a SIGINT that a launcher in front of the
 interpreter swallows: pyenv's ``python3`` shim is a bash script, and bash,
@@ -35,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STEP_S = 0.05
 STEPS = 20          # through the first second
+LATE_S = 0.5        # from here on the suite's own code has the signal, whatever the load
 
 
 def _default_sigint() -> None:
@@ -85,6 +85,5 @@ def test_sigint_at_every_instant_of_the_first_second_stops_the_run():
         outcomes.append((delay, "130" if ours else "early" if early else code,
                          round(time.monotonic() - started, 2)))
         assert ours or early, f"SIGINT at {delay:.2f} s: exit {code}, stderr {err[-2000:]!r}"
-    # once the suite's code has run, every later instant is its own: 130
-    kinds = [kind for _, kind, _ in outcomes]
-    assert "130" in kinds and "early" not in kinds[kinds.index("130"):], outcomes
+    # half a second is far past an interpreter's start, loaded machine or not
+    assert all(kind == "130" for delay, kind, _ in outcomes if delay >= LATE_S), outcomes
