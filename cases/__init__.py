@@ -3,7 +3,9 @@
 Where things go. A new case is its row in ``registry.REGISTRY`` plus one
 ``@case("FC-nnn")`` function in ``cases/test_<group>.py`` (reading replies
 through ``cases.replies`` / ``wire.messages.read`` and naming other cases'
-rules with ``owner(...)`` from ``registry.OWNERS``). A new mutant is one
+rules with ``owner(...)`` from ``registry.OWNERS``) plus its line under "Cases
+added" of CHANGELOG.md's newest section (a case that fails more or less than
+before gets its line there too). A new mutant is one
 hook class in ``tests/adapters/`` registered with ``@mutant(switch, "FC-nnn")``
 (its docstring's first paragraph is its only description; then run
 ``python3 tests/mutant.py --update-wording``). A new fixture fact is a name in

@@ -13,13 +13,15 @@ suite's own options; the words between it and ``--`` go to pytest as they are.
 Exit codes:
     0    no case failed (skips and known failures allowed)
     1    at least one case failed (a stale known failure, or with --strict a
-         warning, counts as failed); --replay: the frames differ
+         warning, counts as failed); --replay: the frames differ; --diff: a case
+         fails in the new report that did not fail in the old one
     2    the suite could not run: bad usage (unknown option, unknown case id or
          group, an adapter path that does not exist or is not executable, a bad
          FORGE_DEADLINE_S / FORGE_INACTIVITY_S), a corrupt fixture, an adapter
          that cannot be started, never answers initialize or answers it with an
-         error, a --known-failures file naming an unknown id. One line on stderr
-         says why.
+         error, a --known-failures file naming an unknown id (or a case this
+         release no longer has), a --diff input that is not a JSON report. One
+         line on stderr says why.
     130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the adapter's tree is stopped
          and the JSON report is still written, cases that did not run marked
          "not run (interrupted)"; a second signal does not cut that short, and
@@ -28,9 +30,6 @@ Exit codes:
 
 ``python3 run --self-test [pytest args]`` runs the suite's self-tests
 (pytest over tests/); "no tests collected" counts as a failure (exit 1).
-
-Over 400 lines on purpose: the command line is one contract (options, the
-argv grammar, exit codes, signals) and splitting it would scatter that contract.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ import signal
 import sys
 from pathlib import Path
 
-from cases import invocation, registry
+from cases import invocation, registry, release
 
 PROG = "forge-conformance"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "after `--`, the vendored reference adapter (vendor/fs_provider.py) is used."),
         usage=f"{cmd} [options] [--pytest PYTEST_ARGS...] [-- adapter argv...]\n"
               f"       {cmd} --replay TRANSCRIPT.jsonl [-- adapter argv...]\n"
+              f"       {cmd} --diff OLD.json NEW.json\n"
               f"       {cmd} --self-test [pytest args]",
         epilog="Knobs (environment): FORGE_PROVIDER / PROVIDER (adapter command, shell "
                "words), FORGE_ORG (default local), FORGE_DEADLINE_S (default 30), "
@@ -101,7 +101,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", metavar="TRANSCRIPT.jsonl",
                    help="re-send the host side of a saved case transcript to the adapter and "
                         "say where its frames now differ")
-    p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument("--diff", nargs=2, metavar=("OLD.json", "NEW.json"),
+                   help="what changed between two JSON reports of one adapter (cases newly "
+                        "failing, newly passing, new warnings, version and matrix digest); "
+                        "exit 1 when a case newly fails")
+    p.add_argument("--version", action="store_true",
+                   help="print the version, the protocol and the matrix digest and exit")
     p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
     p.add_argument("--self-test", action="store_true",
                    help="run the suite's own tests (pytest over tests/) instead")
@@ -164,8 +169,18 @@ def _main(argv: list[str]) -> int:
         return self_test([a for a in argv if a != "--self-test"])
     args = _parser().parse_args(opts)
     if args.version:
-        print(f"{PROG} {invocation.version()} (protocol {_protocol()})")
+        print(version_line())
         return EXIT_OK
+    if args.diff:
+        others = (args.case, args.group, args.level, args.rerun_failed, args.list, args.json,
+                  args.junit, args.html, args.transcripts, args.known_failures, args.strict,
+                  args.jobs, args.replay, extra, adapter)
+        if any(others):
+            raise UsageError("--diff takes only the two reports")
+        try:
+            return release.diff_main(*args.diff)
+        except release.BadReport as exc:
+            raise UsageError(str(exc)) from None
     if args.replay:
         if extra or args.list:
             raise UsageError("--replay takes only an adapter after `--`")
@@ -199,6 +214,12 @@ def _protocol() -> str:
     return PROTOCOL
 
 
+def version_line() -> str:
+    """``forge-conformance 1.6.0 (protocol 1.6, matrix <digest>)``: what judges a run."""
+    return (f"{PROG} {invocation.version()} (protocol {_protocol()}, "
+            f"matrix {release.matrix_digest()})")
+
+
 def _list(selected: list[str], as_json: str | None) -> int:
     if as_json is None:
         for c in registry.REGISTRY:
@@ -209,6 +230,7 @@ def _list(selected: list[str], as_json: str | None) -> int:
     rows = [{"id": c.id, "group": c.group, "title": c.title, "spec": c.spec, "since": c.since}
             for c in registry.REGISTRY if c.id in selected]
     text = json.dumps({"suite": PROG, "version": invocation.version(), "protocol": _protocol(),
+                       "matrix": release.matrix_digest(),
                        "levels": list(_levels()), "groups": list(registry.GROUPS),
                        "cases": rows}, indent=2, ensure_ascii=False) + "\n"
     if as_json == "-":
@@ -375,7 +397,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         if workers is not None:   # (the pre-flight's copy is removed while they run)
             return jobs.run_parallel(args, selected, workers, settings, watch,
                                      meanwhile=materialized.cleanup)
-        return _pytest(args, adapter, selected, modules, materialized.path, watch)
+        return _pytest(args, adapter, settings, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
         _say("interrupted")
         if args.json and watch.report is None:   # (a signal after the run keeps its report)
@@ -467,11 +489,6 @@ class _Unset:
 
 
 _STOP_BOUND_OFF = _Unset()
-
-
-def _interrupt_again(signum, frame):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the stop bound is armed already
-    raise KeyboardInterrupt
 
 
 def _interrupt(signum, frame):
@@ -572,15 +589,17 @@ class _Watch:
             self.collect_errors += 1
 
 
-def _pytest(args, adapter: list[str], selected: list[str], modules: list[str],
+def _pytest(args, adapter: list[str], settings, selected: list[str], modules: list[str],
             fixture_dir: Path, watch: "_Watch") -> int:
     import pytest
     from cases import plugin
+    from cases.harness import GivenSettings
     pargs = pytest_args(args, adapter, selected, modules, fixture_dir)
     # Only our plugin: third-party plugins installed beside pytest (hypothesis,
     # benchmark, ...) cost import time and have nothing to say about cases.
+    # The session takes the settings built here (read once a process).
     with no_plugin_autoload():
-        code = int(pytest.main(pargs, plugins=[plugin, watch]))
+        code = int(pytest.main(pargs, plugins=[plugin, watch, GivenSettings(settings)]))
     if watch.interrupted:
         _say("interrupted; the report lists the cases that ran")
         return EXIT_INTERRUPTED

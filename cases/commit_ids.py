@@ -85,9 +85,3 @@ def refs_round_trips(adapter, fx) -> dict[str, tuple[str, str]]:
                 if commit:
                     out[sha] = (commit, f"the sha repo/refs lists for {name}")
     return out
-
-
-def same_commits(adapter, fx, sent: list[Any], want: list[str]) -> bool:
-    """Whether the adapter's ids ``sent`` name git's commits ``want``, in order."""
-    return len(sent) == len(want) and all(resolve(adapter, fx, s) == w
-                                          for s, w in zip(sent, want))

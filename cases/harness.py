@@ -149,16 +149,33 @@ def last_quiet_start(provider) -> float | None:
     return last
 
 
+class GivenSettings:
+    """A pytest plugin carrying the Settings the command line built (cases/cli.py):
+    the session uses them as they are, so a process reads its knobs and keeps
+    the adapter's argv, a list, once. Plain pytest has none and reads them
+    from --forge-adapter and the environment."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+
+def _settings(config: pytest.Config) -> Settings:
+    for given in config.pluginmanager.get_plugins():
+        if isinstance(given, GivenSettings):
+            return given.settings
+    text = config.getoption("forge_adapter")
+    try:
+        return Settings.from_env(shlex.split(text) if text else None)
+    except (UsageError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 class Harness:
     """Session state: settings, temp area, fixture, providers, results."""
 
     def __init__(self, config: pytest.Config):
         opt = config.getoption
-        adapter = shlex.split(opt("forge_adapter")) if opt("forge_adapter") else None
-        try:
-            self.settings = Settings.from_env(adapter)
-        except UsageError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.settings = _settings(config)
         activate(self.settings)
         self.config = config
         self.temp = make_temp_area()

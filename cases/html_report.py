@@ -1,9 +1,10 @@
 """The single-file HTML report (``--html PATH``): what a person looks at.
 
 One file, no network, no script, no external asset: inline CSS and native
-``<details>``. It shows the run's header (suite, version, adapter, verdict),
-a summary by protocol level and by group, the case matrix coloured by outcome
-(passed, failed, known, warned = passed with warnings, skipped), and a section
+``<details>``. It shows the run's header (suite, version, matrix digest,
+adapter, verdict), a summary by protocol level and by group, the case matrix
+coloured by outcome (passed, failed, known, warned = passed with warnings,
+skipped), and a section
 per case with its title, spec, level, message, warnings, known-failure reason,
 rerun command, transcript path, the adapter's stderr tail and the case's wire
 transcript: every frame both ways with its time since the case's first entry,
@@ -244,7 +245,8 @@ def render(rep: dict, results: dict) -> str:
         verdict, vclass = "no case failed", "v-ok"
     counts = ", ".join(f"{s.get(k, 0)} {k}" for k in ("passed", "failed", "known", "skipped"))
     header = (f"<h1>{_e(rep['suite'])} {_e(rep['version'])} "
-              f"<small>(protocol {_e(rep['protocol'])})</small></h1>"
+              f"<small>(protocol {_e(rep['protocol'])}, "
+              f"matrix {_e(rep.get('matrix', 'unknown'))})</small></h1>"
               f'<p class="meta">adapter: <code>{_e(" ".join(rep["adapter"]["argv"]))}</code></p>'
               f'<p class="meta">written {_e(time.strftime("%Y-%m-%d %H:%M:%S %Z"))}; '
               f"{_e(counts)}, {s['warnings']} warning(s) in {s['duration_s']:.2f} s"

@@ -17,8 +17,9 @@ Applied to the report rows after the cases ran (cases/report.py ``build``):
   naming the first warning (a known failure may be listed for it too).
 
 Every row of a listed case gets ``known_failure: {"reason", "file"}``. An id
-that is not in the registry, a duplicate, or a line that is not ``FC-nnn
-reason`` makes the file unusable: ``KnownFailuresError`` (the CLI's exit 2).
+that is not in the registry (a case a release removed is "no longer a case"),
+a duplicate, or a line that is not ``FC-nnn  reason`` makes the file unusable:
+``KnownFailuresError`` (the CLI's exit 2).
 """
 
 from __future__ import annotations
@@ -58,8 +59,11 @@ def parse(path: str | Path) -> dict[str, str]:
         try:
             registry.by_id(cid)
         except KeyError:
-            raise KnownFailuresError(f"{path} line {number}: unknown case id {cid} "
-                                     f"(`--list` shows the cases)") from None
+            # A case is never renamed; a removed one is named in CHANGELOG.md.
+            raise KnownFailuresError(f"{path} line {number}: unknown case id {cid}: no longer "
+                                     f"a case of this release (CHANGELOG.md lists the removed "
+                                     f"ones), or never one; remove the line (`--list` shows "
+                                     f"the cases)") from None
         if cid in known:
             raise KnownFailuresError(f"{path} line {number}: {cid} is listed twice")
         known[cid] = (m.group(2) or "").strip()

@@ -7,13 +7,14 @@ Pure functions over plain data (no pytest, no processes): the plugin collects
 The JSON report (issue 4; more keys are allowed and present):
 
     {"suite": "forge-conformance", "version": "<pyproject version>", "protocol": "1.6",
-     "adapter": {"argv": [...]},
+     "matrix": "<matrix digest>", "adapter": {"argv": [...]},
      "summary": {"passed": n, "failed": n, "skipped": n, "known": n, "warnings": n,
                  "duration_s": x},
      "cases": [{"id", "group", "title", "spec", "outcome", "message", "warnings",
                 "duration_s", "transcript"}, ...]}
 
-Every registry id appears exactly once, in id order; a case that was not
+``version`` and ``matrix`` name what judged the run (cases/release.py says
+what the digest covers). Every registry id appears exactly once, in id order; a case that was not
 selected is "skipped" with message "not selected". ``outcome`` is passed,
 failed, skipped, or (with ``--known-failures``) known: cases/known_failures.py
 says how a policy rewrites rows and what it adds (``known_failure``,
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from cases import invocation, registry
+from cases import invocation, registry, release
 
 SUITE = "forge-conformance"
 PROTOCOL = "1.6"
@@ -171,6 +172,7 @@ def build(results: dict[str, CaseResult], *, selected, collected, adapter_argv: 
     summary["warnings"] = sum(len(row["warnings"]) for row in cases)
     summary["duration_s"] = round(duration_s, 3)
     rep = {"suite": SUITE, "version": version(), "protocol": PROTOCOL,
+           "matrix": release.matrix_digest(),
            "adapter": {"argv": list(adapter_argv)}, "summary": summary,
            "interrupted": interrupted, "cases": cases}
     if policy is not None and policy.active:
@@ -210,6 +212,7 @@ def write_junit(path: Path, rep: dict) -> None:
                        skipped=str(s["skipped"] + known), time=f"{s['duration_s']:.3f}")
     props = ET.SubElement(suite, "properties")
     for name, value in (("version", rep["version"]), ("protocol", rep["protocol"]),
+                        ("matrix", rep.get("matrix", "unknown")),
                         ("adapter", " ".join(rep["adapter"]["argv"]))):
         ET.SubElement(props, "property", name=name, value=str(value))
     for row in rep["cases"]:
@@ -254,7 +257,8 @@ _MARK = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip", "known": "KNWN"}
 def summary_lines(rep: dict, *, verbose: bool = False) -> list[str]:
     """One line per case that was selected, then the per-group table and the
     protocol levels met in full."""
-    lines = [f"{rep['suite']} {rep['version']} (protocol {rep['protocol']}) against: "
+    lines = [f"{rep['suite']} {rep['version']} (protocol {rep['protocol']}, "
+             f"matrix {rep.get('matrix', 'unknown')}) against: "
              + " ".join(rep["adapter"]["argv"])]
     rows = rep["cases"]
     shown = [r for r in rows if r["message"] != NOT_SELECTED]

@@ -22,7 +22,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from cases import cli, html_report, registry, report
+from cases import cli, html_report, registry, release, report
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "run"
@@ -148,7 +148,8 @@ def test_level_and_list_json(tmp):
 def test_version(tmp):
     proc = run(tmp, "--version")
     assert proc.returncode == 0
-    assert proc.stdout.strip() == f"forge-conformance {report.version()} (protocol 1.6)"
+    assert proc.stdout.strip() == (f"forge-conformance {report.version()} (protocol 1.6, "
+                                   f"matrix {release.matrix_digest()})")
 
 
 def test_rerun_failed_runs_what_failed(tmp, tmp_path, known_run):

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from cases import release
+
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = re.search(r'(?m)^version\s*=\s*"([^"]+)"',
                     (ROOT / "pyproject.toml").read_text("utf-8")).group(1)
@@ -100,6 +102,7 @@ def test_console_script_runs_the_packaged_reference_from_elsewhere(installed):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     data = json.loads(report.read_text())
     assert data["version"] == VERSION
+    assert data["matrix"] == release.compute_digest(str(ROOT))
     assert data["summary"]["passed"] == 3 and data["summary"]["failed"] == 0
     adapter = data["adapter"]["argv"][-1]
     assert adapter.startswith(str(installed["venv"])) and adapter.endswith("fs_provider.py")
@@ -113,7 +116,10 @@ def test_version_and_module_entry_point(installed):
                  [str(installed["python"]), "-m", "forge_conformance", "--version"]):
         proc = _run(installed, argv)
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == f"forge-conformance {VERSION} (protocol 1.6)"
+        # the digest the wheel carries is the checkout's, though its sources were rewritten
+        digest = release.compute_digest(str(ROOT))
+        assert proc.stdout.strip() == (f"forge-conformance {VERSION} (protocol 1.6, "
+                                       f"matrix {digest})")
 
 
 def test_module_rerun_line_and_failure_from_elsewhere(installed):
@@ -188,4 +194,6 @@ def test_the_actions_run_step_writes_every_report(installed, tmp_path):
     assert data["strict"] is True
     assert sorted(p.name for p in (out / "transcripts").iterdir()) == sorted(
         f"{cid}.jsonl" for cid in ran)
-    assert outputs.read_text().splitlines() == ["exit-code=0", "report=out/report.json"]
+    assert outputs.read_text().splitlines() == [
+        "exit-code=0", "report=out/report.json", f"version={VERSION}",
+        f"matrix={release.compute_digest(str(ROOT))}"]

@@ -11,7 +11,9 @@ the wheel holds one namespace, ``forge_conformance``:
     fixture/** (all data)    forge_conformance/fixture/** (alpha, beta, vcs-inputs, FAULTS.json,
                              MANIFEST.sha256, .gitattributes: byte for byte)
     vendor/*                 forge_conformance/vendor/* (the reference adapter)
-    (generated)              forge_conformance/__init__.py, forge_conformance/__main__.py
+    (generated)              forge_conformance/__init__.py (``__version__``, and
+                             ``__matrix__``: the checkout's matrix digest, cases/release.py),
+                             forge_conformance/__main__.py
 
 While copying, the absolute imports of those four packages are rewritten to
 their installed names (``from wire.errors`` -> ``from forge_conformance.wire.errors``,
@@ -58,6 +60,7 @@ tests: ``from forge_conformance.wire import client`` (see its docstring).
 """
 
 __version__ = %r
+__matrix__ = %r   # the matrix digest of the checkout it was built from (cases/release.py)
 '''
 
 _MAIN = '''"""``python -m forge_conformance [options] [-- adapter argv...]``"""
@@ -107,6 +110,16 @@ def _metadata(project: dict) -> str:
     lines.append("Description-Content-Type: text/markdown")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     return "\n".join(lines) + "\n\n" + readme
+
+
+def matrix_digest() -> str:
+    """The checkout's matrix digest, by cases/release.py (loaded by its path:
+    this backend imports nothing of the suite's packages)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_forge_release", ROOT / "cases" / "release.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.compute_digest(str(ROOT))
 
 
 # ------------------------------------------------------------------ the files
@@ -184,7 +197,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = f"{dist}-{version}-py3-none-any.whl"
     record: list = []
     with zipfile.ZipFile(Path(wheel_directory) / name, "w") as zf:
-        _add(zf, f"{NAMESPACE}/__init__.py", (_INIT % version).encode(), 0o644, record)
+        _add(zf, f"{NAMESPACE}/__init__.py", (_INIT % (version, matrix_digest())).encode(),
+             0o644, record)
         _add(zf, f"{NAMESPACE}/__main__.py", _MAIN.encode(), 0o644, record)
         for arcname, src in package_files():
             _add(zf, arcname, _content(arcname, src), src.stat().st_mode, record)
@@ -210,7 +224,8 @@ def build_sdist(sdist_directory, config_settings=None):
     project = _project()
     base = f"{_dist_name(project)}-{project['version']}"
     name = f"{base}.tar.gz"
-    files = ["pyproject.toml", "README.md", "FIXTURES.md", "run", "tools/forge_build.py"]
+    files = ["pyproject.toml", "README.md", "CHANGELOG.md", "FIXTURES.md", "run",
+             "tools/forge_build.py"]
     files += [src.relative_to(ROOT).as_posix() for _, src in package_files()]
     with tarfile.open(Path(sdist_directory) / name, "w:gz", format=tarfile.PAX_FORMAT) as tf:
         for rel in files:

@@ -55,7 +55,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Iterable
+from typing import Any
 
 import attrs
 
@@ -304,10 +304,6 @@ class Monitor:
         issued = self._issued.get(rid) if usable_id(rid) else None
         return issued.method if issued is not None else None
 
-    def params_of(self, rid: Any) -> Any:
-        issued = self._issued.get(rid) if usable_id(rid) else None
-        return issued.params if issued is not None else None
-
     def stream_ended(self, rid: Any) -> bool:
         """Whether ``rid`` is a request that opted into $/partial and has been
         answered (a partial naming it now is after its reply, section 5.3)."""
@@ -468,11 +464,3 @@ def _evidence(frame: Frame) -> str:
     line = frame.line or b""
     text = line[: _EVIDENCE_CHARS * 4].decode("utf-8", "backslashreplace")
     return text if len(text) <= _EVIDENCE_CHARS else text[:_EVIDENCE_CHARS - 3] + "..."
-
-
-def by_rule(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """Findings grouped by rule key, in the order they were found."""
-    out: dict[str, list[Finding]] = {}
-    for f in findings:
-        out.setdefault(f.rule, []).append(f)
-    return out
