@@ -479,7 +479,6 @@ METHODS = {"initialize": Server.initialize, "search/repos": Server.search_repos,
            "repo/blame": Server.repo_blame, "repo/commit": Server.repo_commit,
            "repo/clone_url": Server.clone_url, "repo/web_url": Server.web_url,
            "org/url": Server.org_url}
-GIT_METHODS = {"repo/refs", "repo/log", "repo/blame", "repo/commit", "repo/blob_at"}
 
 
 def main(argv: list[str]) -> int:
@@ -504,8 +503,10 @@ def main(argv: list[str]) -> int:
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         try:
             if method == "search/code":
-                result = server.search_code(params, lambda items: send(
-                    {"jsonrpc": "2.0", "method": "$/partial", "params": {"id": rid, "items": items}}))
+                def batch(items, rid=rid):
+                    send({"jsonrpc": "2.0", "method": "$/partial",
+                          "params": {"id": rid, "items": items}})
+                result = server.search_code(params, batch)
             elif method in METHODS:
                 result = METHODS[method](server, params)
             else:
