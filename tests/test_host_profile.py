@@ -151,3 +151,33 @@ def test_search_one_shot_without_line_progressive_one_batch_per_repository(tree)
     assert all(h["line"] == 1 for p in partials for h in p["params"]["items"])
     assert streamed[-1]["result"]["items"] == []
     assert frames[-1]["result"]["items"] == []   # path: is an ordinary term
+
+
+@pytest.mark.skipif(not git_available(), reason="needs git")
+def test_log_default_50_cap_99_and_dates(tmp_path):
+    """repo/log: 50 items by default, 99 at most, truncated from one row more;
+    log dates in the author's offset, blame dates in UTC."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    stream = []
+    for n in range(120):
+        data = "".join(f"line {k}\n" for k in range(n + 1))
+        stream.append(f"commit refs/heads/main\nauthor A <a@x> {1700000000 + n} +0200\n"
+                      f"committer A <a@x> {1700000000 + n} +0200\ndata 2\nc\n"
+                      f"M 100644 inline f.txt\ndata {len(data)}\n{data}\n")
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "fast-import", "--quiet"], check=True, env=env,
+                   input="".join(stream).encode())
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True, env=env)
+    init, default, capped, blame = exchange(
+        tmp_path, request(1, "initialize", protocol=1),
+        request(2, "repo/log", repo="local/r", path=None, ref=None, limit=None),
+        request(3, "repo/log", repo="local/r", path="f.txt", ref=None, limit=500),
+        request(4, "repo/blame", repo="local/r", path="f.txt", ref=None))
+    assert init["result"]["capabilities"]["commit"] is True
+    assert len(default["result"]["items"]) == 50 and default["result"]["truncated"] is True
+    assert len(capped["result"]["items"]) == 99 and capped["result"]["truncated"] is True
+    assert default["result"]["items"][0]["date"].endswith("+02:00")
+    ranges = blame["result"]["ranges"]
+    assert len(ranges) == 120 and all(r["date"].endswith("Z") for r in ranges)
