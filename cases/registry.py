@@ -227,8 +227,8 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
 
     Case("FC-110", _LI, "search/repos: items with a string full_name or org; fixture repos found "
-         "by name; listed ids accepted back", "§Methods search/repos", "v1"),
-    Case("FC-111", _LI, "org/repos: names relative to the org, fixture repos listed; an org "
+         "by name (warns); listed ids accepted back", "§Methods search/repos", "v1"),
+    Case("FC-111", _LI, "org/repos: names relative to the org, alpha/beta/vcs listed; an org "
          "that cannot be listed is an error (warns)", "§Methods org/repos", "v1"),
     Case("FC-112", _LI, "org/repos objects: string name, optional members typed, pushed_at "
          "ISO-8601", "§Methods org/repos (rich entries, v1.4)", "v1.4"),

@@ -332,17 +332,18 @@ def unreached_budget(hits: int, limit: object) -> bool:
 
 def judge_path_cut(found: "Search", term: str, hits: list, at_least: frozenset) -> None:
     """A path: query's truncated (one-shot or streamed: ``hits`` are its items
-    or its streamed hits): a claimed cut with far fewer hits than the limit
-    is false; a reply that names some of ``at_least`` (the files whose path
-    holds ``term``) but not all of them is cut, and must say so. Files the
-    adapter's matching adds are never held against it (RULINGS "Search")."""
+    or its streamed hits): a reply that names some of ``at_least`` (the files
+    whose path holds ``term``) but not all of them is cut, and must say so.
+    Files the adapter's matching adds are never held against it, nor files
+    it does not match (RULINGS "Search": `path:` may be an ordinary term), so
+    a claimed cut cannot be proved false here; one far below the limit warns
+    (§3.13 "SHOULD Stop scanning at about N results")."""
     limit, truncated = found.call.params.get("limit"), found.result.truncated
     asked = f"{found.what} limit {limit}"
     if truncated is True and unreached_budget(len(hits), limit):
-        fail(f"{asked}: truncated true with {len(hits)} hit(s) claims a stop at the limit that "
-             f"was not reached", expected=f"about {limit} hits (at least "
-             f"{-(-limit // MANY_TIMES)}) with truncated true, or the full set without",
-             got=f"{len(hits)} hit(s), truncated true")
+        warn(f"{asked}: truncated true with {len(hits)} hit(s), far below the limit: bounded "
+             f"compute advises stopping at about the limit (at least "
+             f"{-(-limit // MANY_TIMES)} hits)")
     got = folded(hits) & at_least
     if got and at_least - got and truncated is not True:
         fail(f"{asked}: a result cut short must say truncated true",

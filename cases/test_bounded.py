@@ -8,11 +8,13 @@ budget, not a bound, so a cut at a backend page larger than the limit passes
 truncation, or a cut without truncated true.
 
 "About N" (§3.13 "SHOULD Stop scanning at about N results and set truncated:
-true") is read as within MANY_TIMES of the limit either way: past MANY_TIMES
-the limit a cut warns (a backend page); a cut claimed with fewer than limit /
-MANY_TIMES hits, while the fixture has files the reply left out, is no stop
-at the budget (the budget was barely spent; an empty result "cut" at 500 is
-the extreme): that claim of truncation is false and fails.
+true") is read as within MANY_TIMES of the limit either way, and both ways it
+is a SHOULD: past MANY_TIMES the limit a cut warns (a backend page), and so
+does a cut with fewer than limit / MANY_TIMES hits while the fixture has
+files the reply left out (RULINGS "Process behaviour": truncated is judged on
+its truth, "provably incomplete, whatever chose the budget", and that result
+really is incomplete). What fails is truncated true beside every matching
+file, and a cut without truncated true.
 
 FC-070 owns one-shot search replies and their recall (registry OWNERS): the
 one-shot questions the other search cases ask (a term in one file, in many
@@ -31,8 +33,8 @@ def test_limit_honoured_or_ignored(adapter, fx):
     repo:-scoped, limit 500 on terms in one file, in alpha's files (unscoped
     and repo:-scoped to alpha) and in alpha and beta, and a limit equal to
     the number of alpha's files holding its term, the reply either is cut
-    with truncated true (not every matching file listed, and not far fewer
-    hits than the limit), or lists every matching file with truncated
+    with truncated true (not every matching file listed; far fewer hits
+    than the limit warns), or lists every matching file with truncated
     false; every hit names a file that contains the term. Every one-shot
     search of the run for one of the fixture's terms (unscoped or
     repo:-scoped; respawned generations too) is judged the same way, both
@@ -81,12 +83,10 @@ def judge_limit(found, expected, term: str, limit: int) -> None:
              + (" (hint: truncated set because the reply holds limit hits, without looking "
                 "one hit past the limit?)" if len(hits) == limit else ""))
     if truncated is True and unreached_budget(len(hits), limit):
-        fail(f"{asked}: truncated true with {len(hits)} hit(s) for a budget of {limit} claims "
-             f"a stop at the limit that was not reached",
-             expected=f"about {limit} hits (at least {-(-limit // MANY_TIMES)}) with truncated "
-             f"true, or all {len(expected)} matching files without",
-             got=f"{len(hits)} hit(s) of the {len(expected)} files containing {term!r}, "
-             f"truncated true")
+        # incomplete (a complete one failed above): an honest cut, only early
+        warn(f"{asked}: truncated true with {len(hits)} hit(s) of the {len(expected)} files "
+             f"containing {term!r}: a true cut, far below the limit; bounded compute advises "
+             f"stopping at about the limit (at least {-(-limit // MANY_TIMES)} hits)")
     if truncated is True and len(hits) > MANY_TIMES * limit:
         warn(f"{asked} returned {len(hits)} hits with truncated true: bounded compute "
              f"advises stopping at about the limit")

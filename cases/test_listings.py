@@ -19,7 +19,7 @@ from cases.facts import disk_blobs, faults, served
 from cases.formats import basic_instant, instant
 from cases.replies import read_reply, try_request
 from fixture.catalog import (ALPHA, ALPHA_ESCAPE_PATHS, BETA, TERM_LINE_PATH, VCS,
-                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS)
+                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire.messages import CloneUrl, OrgRepos, OrgUrl, RepoItem, SearchRepos, WebUrl, read
 
 GIT_CLONE_TIMEOUT_S = 60
@@ -45,7 +45,9 @@ def accepted_back(adapter, fx, repo_id):
     why not: repo/clone_url and repo/tree (ref null) of it must each answer
     a result object. Any error refuses the id, whatever its kind or none
     (§1.1 MUST accept back every id emitted); a fault repo's own error is
-    fine (RULINGS "Fault repos")."""
+    fine (RULINGS "Fault repos"). An id that is none of the fixture's
+    repositories but whose path names one of its directories (the host's
+    grammar serves nested ids) must serve what that directory holds."""
     fault = repo_id in {fx.repo(name) for name in faults(fx)}
     for method, extra in ASKED_BACK:
         result, err = try_request(adapter, method, {"repo": repo_id, **extra})
@@ -54,6 +56,28 @@ def accepted_back(adapter, fx, repo_id):
             return f"{repo_id}: {method} answered an error ({kind}, {err.message!r})"
         if err is None and not isinstance(result, dict):
             return f"{repo_id}: {method} answered {show(result, 40)}"
+    return None if fault or repo_id in served(fx) else serves_its_path(fx, repo_id, result)
+
+
+def serves_its_path(fx, repo_id, result):
+    """None when the tree ``result`` of a listed id that is not one of the
+    fixture's repositories lists the files of the fixture directory its path
+    names (all of them unless truncated), or when the path names none (the
+    grammar is the adapter's: nothing to compare); else what is wrong. The
+    fixture's own repositories are FC-020's (coverage of a tree)."""
+    rel = repo_id.split("/", 1)[1] if "/" in repo_id else ""
+    top = os.path.join(fx.path, rel)
+    if not rel or ".." in rel.split("/") or not os.path.isdir(top):
+        return None
+    disk = {p for p, kind in fx.walk(rel).items() if kind == "blob"}
+    entries = result.get("entries") if isinstance(result.get("entries"), list) else []
+    listed = {e.get("path") for e in entries if isinstance(e, dict) and e.get("type") != "tree"}
+    foreign = sorted(str(p) for p in listed - disk)
+    missing = sorted(disk - listed) if result.get("truncated") is not True else []
+    if foreign or missing:
+        return (f"{repo_id}: repo/tree does not serve what {rel}/ holds ("
+                + (f"files not in it: {listing(foreign, 2)}" if foreign else
+                   f"missing {listing(missing, 2)}, truncated not true") + ")")
     return None
 
 
@@ -65,15 +89,18 @@ def require_orgs(adapter):
 @case("FC-110")
 def test_search_repos(adapter, fx):
     """search/repos by each fixture repository's name answers items that are
-    objects with a string full_name or org, the repository among them as
-    <org>/<name>; every repository id it lists, for those queries and for
-    the empty query and part of a name (the pick popup as the user types), is
-    accepted back (by repo/clone_url and repo/tree).
+    objects with a string full_name or org (the repository among them as
+    <org>/<name> is advised: matching is the adapter's, a warning); every
+    repository id it lists, for those queries and for the empty query and
+    part of a name (the pick popup as the user types), is of the form
+    <org>/<name> and accepted back (by repo/clone_url and repo/tree), and
+    one whose path names a fixture directory that is none of its
+    repositories (nested ids) serves that directory's files.
 
-    Falsified by: search-repos-prefix-only: search/repos matches only ids that start with the query
-    (so a bare name finds nothing).
+    Falsified by: search-repos-nested-serves-parent: search/repos also lists <org>/alpha/docs, a
+    nested id, whose repo/tree then serves the whole of alpha (not what docs/ holds).
     """
-    emitted = []
+    emitted, unfound = [], []
     for name in sorted(set(served(fx).values())):
         what = f"search/repos {show({'query': name})}"
         reading = read_reply(adapter.request("search/repos", {"query": name}), SearchRepos,
@@ -83,10 +110,13 @@ def test_search_repos(adapter, fx):
                  got=problems_text(reading.problems))
         items = reading.model.items
         names = [i.full_name for i in items if isinstance(i, RepoItem)]
-        fc_assert(fx.repo(name) in names, expected=f"{fx.repo(name)} among the items",
-                  got=f"full_name {listing(names) or 'none'}",
-                  why=f"{what}: the fixture's repositories are found by name")
+        if fx.repo(name) not in names:
+            unfound.append(f"{what}: full_name {listing(names) or 'none'}")
         emitted += [n for n in names if n not in emitted]
+    if unfound:
+        # RULINGS "Search": matching is the adapter's (§3.1 has no MUST on it)
+        warn(f"a fixture repository not found by its name: {listing(unfound, 2)}; the pick "
+             f"popup finds a repository by what the user types")
     # what the host's pick popup sends as the user types: nothing yet, part of a name
     for query in ("", min(served(fx).values(), key=len)[1:]):
         result, err = try_request(adapter, "search/repos", {"query": query})
@@ -133,10 +163,12 @@ def org_entry_names(reading, result):
 
 @case("FC-111")
 def test_org_repos(adapter, fx):
-    """org/repos of the fixture's org lists every fixture repository by its
-    name relative to the org (a string or an object with a string name;
-    <org>/<name> is accepted back); an org that cannot be listed should be an
-    error, not an empty list (a warning).
+    """org/repos of the fixture's org lists alpha, beta and vcs by their
+    names relative to the org (a string or an object with a string name);
+    <org>/<name> of each name listed is accepted back and, when its path
+    names a fixture directory that is none of its repositories (nested ids,
+    as the host's grammar makes), serves that directory's files; an org that
+    cannot be listed should be an error, not an empty list (a warning).
 
     Falsified by: org-repos-full-ids: org/repos lists full ids (<org>/<name>) instead of names
     relative to the org.
@@ -153,7 +185,9 @@ def test_org_repos(adapter, fx):
     prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
     fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
               why=f"{what} lists names relative to the org, not full ids")
-    want = set(served(fx).values())
+    # the contract's spellings only (RULINGS "Repository ids and listings"):
+    # wide may be served as other, nested ids, judged below as listed
+    want = set(served(fx).values()) - {WIDE}
     fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
               got=f"missing {listing(want - set(names))}",
               why=f"{what} lists the org's repositories")
@@ -240,8 +274,8 @@ def clone_heads(url):
 
 @case("FC-113")
 def test_clone_url(adapter, fx):
-    """repo/clone_url answers a string for every repository, each its own
-    (no two repositories share a URL); a remote URL (a hosted forge's: https,
+    """repo/clone_url answers a string for every repository (two may share
+    one: §3.9 is silent); a remote URL (a hosted forge's: https,
     ssh...) must be well-formed for git and name a path on its server, and is
     not cloned, nor warned about (the suite runs offline); for vcs, a local
     path or file:// URL is cloned with git and must give the fixture's main
@@ -262,17 +296,8 @@ def test_clone_url(adapter, fx):
             fc_assert(GIT_URL.match(url) and remote_path(url), expected="a URL git clone "
                       "accepts, naming the repository's path on its server", got=show(url),
                       why=f"{what} is a URL or path git clone accepts")
-    # A clone URL clones its own repository: two repositories cannot share
-    # one (PROTOCOL is silent on the URL's grammar; this is what a remote URL
-    # can be judged on without the network)
-    shared = {}
-    for name, url in urls.items():
-        shared.setdefault(url, []).append(fx.repo(name))
-    shared = {url: names for url, names in shared.items() if len(names) > 1}
-    fc_assert(not shared, expected="a clone_url of its own for each repository",
-              got=listing(f"{', '.join(names)} all answer {url!r}" for url, names in shared.items()),
-              why="repo/clone_url names the repository asked for (the organisation's URL, or a "
-                  "URL without the repository's path?)")
+    # Two repositories may share a clone URL (RULINGS "Repository ids and
+    # listings": §3.9 is silent), so each URL is judged on its own.
     if not fx.vcs_built:
         return   # nothing to clone; the plain repositories were judged
     url = urls[VCS]

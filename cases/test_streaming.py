@@ -19,7 +19,7 @@ or after a cancel (a backend's filename search can be another code path).
 """
 
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, skip
+from cases.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
 from cases.formats import is_int
 from cases.facts import files_containing, files_named
 from cases.monitoring import judge_own_traffic
@@ -183,12 +183,12 @@ def judge_metadata_only(found, expected):
     if expected is None:
         return   # a path: query: judge_path_cut
     limit, count = found.call.params.get("limit"), len(found.streamed)
-    fc_assert(not (found.result.truncated is True and unreached_budget(count, limit)),
-              expected=f"about {limit} hits (at least {-(-limit // MANY_TIMES)}) streamed with "
-              f"truncated true, or every matching file without",
-              got=f"{count} hit(s) streamed and truncated true for {asked}",
-              why="truncated true claims a stop at the limit that was not reached")
     got = folded(found.streamed)
+    if found.result.truncated is True and unreached_budget(count, limit) \
+            and not expected <= got:   # a true cut, only early (a false one fails below)
+        warn(f"{count} hit(s) streamed and truncated true for {asked}: a true cut, far below "
+             f"the limit; bounded compute advises stopping at about the limit (at least "
+             f"{-(-limit // MANY_TIMES)} hits)")
     if not got:
         return   # nothing streamed: the presence check is the case's own
     wrong = got - expected

@@ -14,7 +14,10 @@ GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
 default log page, commits without patches, default values left out, an
 on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,
-lines written in pieces, a hosted forge's https URLs). A failure here means
+lines written in pieces, a hosted forge's https URLs); and what the protocol
+leaves to the adapter (tests/adapters/controls_legal.py: org-only
+search/repos, path: as a content term, nested ids with the rest refused, an
+honest small cut, a shared clone URL). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases, and no other case may warn.
 """

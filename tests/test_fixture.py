@@ -282,6 +282,8 @@ def test_vcs_dates_carry_non_utc_offsets(vcs):
 def test_wide_is_wide(copy):
     wide = copy.path / cat.WIDE
     assert len(os.listdir(wide / cat.WIDE_BIG_DIR)) > 1000
+    # a directory that directly holds a file: one repository by the host's grammar too
+    assert (wide / cat.WIDE_TOP_FILE).is_file()
     files = files_of(wide)
     entries = len(files) + sum(len(d) for _, d, _ in os.walk(wide))
     assert entries >= 3000

@@ -176,6 +176,30 @@ class TreeCapped1000(Hooks):
         return msg
 
 
+@mutant("dir-capped-1000", "FC-022")
+class DirCapped1000(Hooks):
+    """Each directory lists at most 1,000 of its own entries (a directory API's page), truncated false.
+
+    Hides on: a directory past the cap inside a tree of thousands of
+    entries; a cap on the whole tree cuts elsewhere.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "repo/tree" and result is not None:
+            seen: dict = {}
+            kept = []
+            for entry in result.get("entries") or []:
+                path = entry.get("path") if isinstance(entry, dict) else None
+                parent = path.rsplit("/", 1)[0] if isinstance(path, str) and "/" in path else ""
+                seen[parent] = seen.get(parent, 0) + 1
+                if seen[parent] <= 1000:
+                    kept.append(entry)
+            if len(kept) < len(result.get("entries") or []):
+                result["entries"], result["truncated"] = kept, False
+        return msg
+
+
 @mutant("big-blob-cut", "FC-023")
 class BigBlobCut(BigBlobsFromDisk):
     """Blobs over 1 MiB are served cut to their first 1 MiB (the reference refuses them)."""
@@ -495,6 +519,16 @@ class EmptyErrorMessages(Hooks):
 @mutant("search-one-page", "FC-070")
 class SearchOnePage(OneShotFirstPage):
     """One-shot searches return only the first 100 hits (one backend page) without truncated."""
+
+
+@mutant("search-page-20", "FC-070")
+class SearchPage20(OneShotFirstPage):
+    """One-shot searches return only their first 20 hits (a backend page of 20) with truncated false."""
+
+    def edit(self, proxy, req, result):
+        items = result.get("items") or []
+        if len(items) > 20:
+            result["items"], result["truncated"] = items[:20], False
 
 
 # ---------------------------------------------------------------- revisions

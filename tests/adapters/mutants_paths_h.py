@@ -274,18 +274,17 @@ class OneShotContent(ResultEdit):
         return not req.streaming and not is_path_query(req)
 
 
-@promoted("oneshot-content-empty-truncated", "FC-070",
-          'RULINGS "Bounded compute": "what fails is a claim of truncation that is false"; '
-          '§3.13 "SHOULD Stop scanning at about N results"')
-class OneshotContentEmptyTruncated(OneShotContent):
-    """One-shot content searches answer no hit with truncated true (a "cut" before the first hit).
+@promoted("oneshot-content-empty-untruncated", "FC-070",
+          'RULINGS "Bounded compute": "what fails is ... a cut without truncated: true"')
+class OneshotContentEmptyUntruncated(OneShotContent):
+    """One-shot content searches answer no hit with truncated false (a "cut" before the first hit, claimed complete).
 
-    Hides on: FC-070 accepted any incomplete result with truncated true, and
-    the cases that need one-shot hits skipped naming FC-070.
+    Hides on: the cases that need one-shot hits skip naming FC-070 when
+    there are none; FC-070 alone can tell an empty result is incomplete.
     """
 
     def edit(self, proxy, req, result):
-        result["items"], result["truncated"] = [], True
+        result["items"], result["truncated"] = [], False
 
 
 @promoted("oneshot-first-repo-only", "FC-070",

@@ -127,19 +127,23 @@ def path_query(req) -> bool:
     return req is not None and str(req.params.get("q")).startswith("path:")
 
 
-@promoted("path-oneshot-truncated-lie", "FC-034", SEARCH_RULE)
-class PathOneShotTruncatedLie(SearchEdit):
-    """One-shot path: searches say truncated true, whatever they found (path:zeppelin: its one file).
+@promoted("path-oneshot-small-limit-error", "FC-034",
+          '§2.4: file_search "inherits code_search"; §3.13: path-only queries are carried over '
+          'search/code')
+class PathOneShotSmallLimitError(Hooks):
+    """One-shot path: searches with a limit below 100 answer an error (file search served at the host's limit only).
 
-    Hides on: path: queries; FC-034 asked for at least one hit and read no
-    truncated, and FC-070 asks content terms only.
+    Hides on: a path: query's limit; the file search cases asked path:
+    queries at the host's 500, and a small limit only of content terms.
     """
 
-    def applies(self, proxy, req):
-        return not req.streaming and path_query(req)
-
-    def edit(self, proxy, req, result):
-        result["truncated"] = True
+    def request(self, proxy, req, msg):
+        limit = req.params.get("limit")
+        if req.method == "search/code" and not req.streaming and path_query(req) \
+                and isinstance(limit, int) and limit < 100:
+            proxy.error(req, "file search: bad limit")
+            return None
+        return msg
 
 
 @promoted("path-oneshot-cut-untruncated", "FC-034",
@@ -174,53 +178,6 @@ class PathStreamCutUntruncated(SearchEdit):
 
     def edit(self, proxy, req, result):
         result["truncated"] = False
-
-
-@promoted("path-stream-truncated-lie", "FC-042",
-          '§5.3: "the final reply ... carries the authoritative truncated"; ' + SEARCH_RULE)
-class PathStreamTruncatedLie(SearchEdit):
-    """Streamed path: searches end with truncated true, whatever they streamed (path:zeppelin: its one file).
-
-    Hides on: path: streams, whose truncated FC-042 did not read.
-    """
-
-    def applies(self, proxy, req):
-        return req.streaming and path_query(req)
-
-    def edit(self, proxy, req, result):
-        result["truncated"] = True
-
-
-@promoted("stream-first-hit-truncated", "FC-042",
-          '§3.13: "SHOULD Stop scanning at about N results and set truncated: true"; RULINGS '
-          '"Bounded compute": a claim of truncation that is false fails (below limit / 5 hits)')
-class StreamFirstHitTruncated(Hooks):
-    """Streamed content searches send their first hit only and end with truncated true when they dropped any (a cut far below the limit).
-
-    Hides on: streams; FC-070 fails a one-shot reply that claims a cut with
-    fewer than limit / 5 hits, but FC-042 read a stream's truncated true
-    as honest whenever a matching file was missing.
-    """
-
-    def partial(self, proxy, req, msg):
-        if req is None or req.method != "search/code" or path_query(req):
-            return msg
-        if req.state.get("sent"):
-            req.state["cut"] = True
-            return None
-        params = msg.get("params")
-        items = params.get("items") if isinstance(params, dict) else None
-        if isinstance(items, list) and items:
-            params["items"] = items[:1]
-            req.state["sent"] = True
-            req.state["cut"] = len(items) > 1
-        return msg
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if req is not None and req.method == "search/code" and req.state.get("cut") and result:
-            result["truncated"] = True
-        return msg
 
 
 # ---------------------------------------------------------------- tree at an id (FC-022)

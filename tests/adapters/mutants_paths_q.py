@@ -269,20 +269,19 @@ class ThreeStreamsCrossed(Hooks):
 
 # ---------------------------------------------------------------- remote clone URLs
 
-@promoted("clone-url-remote-org", "FC-113",
-          '§3 repo/clone_url: Result {clone_url}, the URL that clones that repository')
-class CloneUrlRemoteOrg(ResultEdit):
-    """repo/clone_url answers https://forge.example/<org>.git for every repository: a well-formed remote URL that names the organisation, never the repository.
+@promoted("clone-url-remote-bad-scheme", "FC-113",
+          '§3.9: "MUST A URL (or path) that git clone accepts"')
+class CloneUrlRemoteBadScheme(ResultEdit):
+    """repo/clone_url answers htps://forge.example/<org>/<name>.git (a misspelt scheme git clone refuses) for every repository.
 
-    Hides on: remote URLs; FC-113 cloned local paths only and checked a
-    remote URL's form alone, so every repository could share one URL.
+    Hides on: remote URLs, which the suite does not clone (it runs
+    offline): only their form can be judged.
     """
 
     method = "repo/clone_url"
 
     def edit(self, proxy, req, result):
-        org = str(req.params.get("repo")).split("/", 1)[0]
-        result["clone_url"] = f"https://forge.example/{org}.git"
+        result["clone_url"] = f"htps://forge.example/{req.params.get('repo')}.git"
 
 
 @promoted("clone-url-remote-no-path", "FC-113",
@@ -291,8 +290,7 @@ class CloneUrlRemoteNoPath(ResultEdit):
     """repo/clone_url of the git repository answers https://forge.example/ (a server, no repository path).
 
     Hides on: a remote URL's path; FC-113 checked a remote URL against a
-    pattern whose path was optional, and the plain repositories keep their
-    own (local) URLs, so no two repositories share one.
+    pattern whose path was optional.
     """
 
     method = "repo/clone_url"

@@ -278,18 +278,25 @@ class WebUrlDebugLine(Hooks):
 
 # ---------------------------------------------------------------- listings and links
 
-@mutant("search-repos-prefix-only", "FC-110")
-class SearchReposPrefixOnly(Hooks):
-    """search/repos matches only ids that start with the query (so a bare name finds nothing)."""
+@mutant("search-repos-nested-serves-parent", "FC-110")
+class SearchReposNestedServesParent(Hooks):
+    """search/repos also lists <org>/alpha/docs, a nested id, whose repo/tree then serves the whole of alpha (not what docs/ holds)."""
+
+    NESTED = "alpha/docs"
+
+    def request(self, proxy, req, msg):
+        repo = req.params.get("repo")
+        if req.method == "repo/tree" and isinstance(repo, str) and repo.endswith("/" + self.NESTED):
+            req.params["repo"] = repo[:-len("/docs")]
+        return msg
 
     def reply(self, proxy, req, msg):
         result = result_of(msg)
-        if req is None or req.method != "search/repos" or result is None:
-            return msg
-        query = str(req.params.get("query") or "").lower()
-        result["items"] = [i for i in result.get("items") or []
-                           if not isinstance(i, dict) or "full_name" not in i
-                           or str(i["full_name"]).lower().startswith(query)]
+        if req is not None and req.method == "search/repos" and result is not None:
+            items = [i for i in result.get("items") or [] if isinstance(i, dict)]
+            org = next((str(i["full_name"]).split("/", 1)[0] for i in items
+                        if "full_name" in i), "local")
+            result["items"] = [{"full_name": f"{org}/{self.NESTED}"}, *items]
         return msg
 
 
