@@ -482,10 +482,14 @@ def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
     stop = threading.Event()
     if partial:
         seen = [0]
+        # With enough >= limit, an honest stream ends there by itself: a cancel
+        # racing its reply would only hand the process a cancel to recover
+        # from (FC-045's business), so the case cancels only past the limit.
+        at_least = enough if enough is None or enough < limit else limit + 1
 
         def counted(items, then=on_partial):
             seen[0] += len(items) if isinstance(items, list) else 0
-            if enough is not None and seen[0] >= enough:
+            if at_least is not None and seen[0] >= at_least:
                 stop.set()
             if then is not None:
                 then(items)
@@ -498,7 +502,7 @@ def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
                                    "streamed replies are" if partial else
                                    "one-shot search replies are")
     if partial:
-        found.cut = read_as_needed(adapter, call, stop, enough)
+        found.cut = read_as_needed(adapter, call, stop, at_least)
     if found.cut:
         found.replied = call.outcome == "result"
         value = call.value if found.replied else {}
