@@ -1,5 +1,10 @@
 """Streaming cases (FC-040..FC-045): search/code with partial: true.
 
+Every stream is read only as far as its case needs (cases.replies.search:
+the hits its rule needs, at most STREAM_READ_S, then a cancel and
+AFTER_CANCEL_S for the reply; a stream still going then is left and its
+process retired), so a slow but legal streamer never makes a run long.
+
 The inactivity window is DEADLINE_S except in FC-043. Frames are read from
 the transcript where a rule is about what went over the wire (ids, order),
 and from the client's routed batches where it is about their content.
@@ -134,7 +139,9 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     streamed hits miss a matching file (for a path: query, a file whose path
     holds the text), never with far fewer hits than the limit; the hits of a
     matching query arrived through $/partial and name files that contain the
-    term. Items in the final reply of any stream of the run fail here too
+    term. A stream still going after STREAM_READ_S (a legal slow one) is
+    cancelled and judged on the hits it streamed, not on its truncated. Items
+    in the final reply of any stream of the run fail here too
     (the protocol monitor's verdict names where), and so does the truncated
     of any stream of the run for one of the fixture's terms, in every
     generation (cases/claims.py).
