@@ -32,7 +32,10 @@ that is false, and a cut without truncated: true):
 And every hit's `line` of those searches, one-shot or streamed, is >= 1 and
 a line of the file holding the term in any case of letters (FC-031's), unless
 the reply shared the wire with another request (a misrouted reply carries
-another term's hits: FC-120's).
+another term's hits: FC-120's). That holds on a cancelled stream too, and on
+one the suite stopped reading and retired (``abandon``: its hits so far are
+judged; being cut, it claims nothing about completeness, and no reply is
+missing from it, since none was waited for).
 
 And every initialize result's `icon` of one code point is a character any
 terminal shows (FC-080's: its shape is the protocol monitor's, FC-004's),
@@ -42,8 +45,8 @@ Left out, as another rule's business: the cut direction of a reply whose
 request shared the wire with another request in flight (a reply or batch
 routed to the wrong request is FC-120's; misrouting cannot turn an honest
 reply into a false claim of truncation, so that direction is judged there
-too), a stream with a malformed batch (FC-044's) or that was cancelled
-(FC-045: any truncated), a truncated that is not a boolean (the shape rule's), other queries (path: is
+too), the truncated of a stream with a malformed batch (FC-044's) or that
+was cancelled (FC-045: any truncated), a truncated that is not a boolean (the shape rule's), other queries (path: is
 FC-034's; matching semantics are the adapter's, RULINGS "Search"), and every
 process serving another directory than the session's fixture copy (FC-011's
 private copy), and a batch naming no request in flight (FC-040's, FC-041's).
@@ -150,6 +153,24 @@ class ClaimsMonitor(Monitor):
             self._streamed.setdefault(rid, []).extend(hits)
             self._streamed_lines.setdefault(rid, []).extend(_lines(items))
 
+    def abandon(self, generation: int, rid: int) -> None:
+        """The suite stopped reading stream ``rid`` before its reply and
+        retired its process (cases.replies ``read_as_needed``): what it
+        streamed is recorded as a cancelled claim, so the lines of its hits
+        are judged and its completeness is not (a cut stream claims nothing;
+        no reply was missed, none was waited for)."""
+        open_ = self._open.get(generation, set())
+        if rid not in open_:
+            return
+        open_.discard(rid)
+        self._cancelled.add(rid)
+        params = self.params_of(rid)
+        if not isinstance(params, dict) or self.method_of(rid) != "search/code":
+            return
+        self.claims.append(Claim(generation, rid, "search/code", dict(params), ABSENT,
+                                 tuple(self._streamed.pop(rid, [])), True, False, self._seq,
+                                 rid in self._crowded, tuple(self._streamed_lines.pop(rid, []))))
+
     def _result(self, rid, issued, result, found):
         super()._result(rid, issued, result, found)
         method, params = issued.method, issued.params
@@ -220,11 +241,13 @@ def harvest(provider, fx) -> list[Finding]:
     served = fx is not None and monitor.fixture_dir == str(fx.path)
     out = []
     for claim in new:
-        if not claim.judgeable or claim.truncated not in (True, False, ABSENT):
-            continue
         if not served and claim.method != "initialize":
             continue   # another directory's replies: the fixture cannot settle them
-        for judge in _JUDGES[claim.method]:
+        if claim.judgeable and claim.truncated in (True, False, ABSENT):
+            judges = _JUDGES[claim.method]
+        else:   # cancelled, cut by the suite, a malformed batch: its hits' lines still hold
+            judges = _ANY_CLAIM.get(claim.method, ())
+        for judge in judges:
             try:
                 found = judge(claim, fx)
             except (RuntimeError, OSError, ValueError):   # git could not answer: nothing judged
@@ -417,5 +440,7 @@ def _icon(claim: Claim, fx):
                                                        f"not a character any terminal shows")
 
 
+# The judges that read no truncated: they hold on a cancelled or cut stream too.
+_ANY_CLAIM = {"search/code": (_search_lines,)}
 _JUDGES = {"repo/tree": (_tree,), "repo/log": (_log,), "search/code": (_search, _search_lines),
            "initialize": (_icon,), "repo/commit": (_commit,)}

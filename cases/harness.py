@@ -302,6 +302,11 @@ class Harness:
         and its truncated claims judged against the fixture (cases/claims.py)."""
         self.seen += monitoring.harvest(provider, case_id)
         self.seen += monitoring.tagged(claims.harvest(provider, self._fx), provider, case_id)
+        retired = getattr(provider, "retired", [])
+        for generation, why in retired[getattr(provider, "_retired_noted", 0):]:
+            self.notes.append(f"{case_id or 'between cases'}: {provider.label} generation "
+                              f"{generation} retired by the suite: {why}")
+        provider._retired_noted = len(retired)
 
     def apply_monitor(self) -> None:
         """Hand every finding of the run to the case that owns its rule (see

@@ -27,6 +27,9 @@ class CaseProvider(Provider):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.case_calls: list = []
+        # The generations the suite itself retired, and why (``retire_stream``):
+        # exits it asked for, never an adapter's crash; the harness notes them.
+        self.retired: list[tuple[int, str]] = []
 
     def call(self, method, params, **kw):
         c = super().call(method, params, **kw)
@@ -45,6 +48,23 @@ class CaseProvider(Provider):
         if not isinstance(init, dict):
             return Capabilities()
         return structure(init, InitializeResult).capabilities
+
+    def retire_stream(self, call, why: str) -> None:
+        """A case stopped waiting for ``call``'s stream, which the adapter may
+        go on sending (a cancel is advisory, PROTOCOL §5.4): stop this process
+        and start a fresh generation for whatever comes next. The stream's
+        frames seen so far stay with the run-wide judges (a cut stream is no
+        missing reply and claims no truncation: cases.claims ``abandon``)."""
+        generation = self.generation
+        self.retired.append((generation, f"search/code #{call.id}: {why}"))
+        self.transcript.event(f"harness retires generation {generation} (a stream it stopped "
+                              f"reading)", generation=generation)
+        try:
+            if self.alive:
+                self.respawn()
+        finally:   # the old generation's reader is done: every frame it saw is recorded
+            if isinstance(self.monitor, ClaimsMonitor):
+                self.monitor.abandon(call.generation, call.id)
 
     def dirty(self) -> str | None:
         """Why this process must not serve the next case, or None."""

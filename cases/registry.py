@@ -153,8 +153,11 @@ REGISTRY: tuple[Case, ...] = (
          "§Transport (progressive results — per-inactivity deadline, v1.3)", "v1.3"),
     Case("FC-044", _ST, "a batch larger than the client's render budget is accepted",
          "§Progressive results (v1.3)", "v1.3"),
+    # Its level is the wording it enforces: v1.6's advisory cancel, a normal
+    # terminal reply after every cancel (PROTOCOL §1.4, §5.4); v1.5 let a
+    # cancel end the stream with the reply optional, so --level v1.5 leaves it out.
     Case("FC-045", _ST, "stream stops cleanly on $/cancelRequest (advisory; must not error)",
-         "§Cancellation + §Progressive results (v1.3)", "v1.3"),
+         "§Cancellation (v1.6 wording) + §Progressive results (v1.3)", "v1.6"),
     Case("FC-046", _ST, "no $/partial for a request that did not opt in (every frame of the run)",
          "§Progressive results (opt-in, v1.3)", "v1.3"),
 

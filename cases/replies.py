@@ -19,6 +19,7 @@ skip names would drift apart).
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -353,10 +354,44 @@ def judge_path_cut(found: "Search", term: str, hits: list, at_least: frozenset) 
              f"page of file names?)")
 
 
+# How far a case reads a stream (PROTOCOL §5.3: a stream that keeps sending
+# batches inside the inactivity window may run indefinitely, and §5.4: a
+# cancel is advisory). A case reads a stream until its reply, until it has
+# the hits its rule needs (``enough``), or for at most STREAM_READ_S, ten
+# inactivity windows (20 s at the default 2 s: a stream of 10 hits, each in
+# its own batch at the slowest legal pace; the reference's 600-hit stream
+# takes well under a second); then it cancels the request and waits
+# AFTER_CANCEL_S, one window (an adapter that honours the cancel answers
+# inside it; one that goes on streaming, as it may, would send its next
+# batch inside it anyway), for the terminal reply. A stream still going then
+# is left: the case retires that process (the next request gets a fresh one)
+# and judges what it saw.
+STREAM_READ_WINDOWS = 10
+AFTER_CANCEL_WINDOWS = 1
+
+
+def stream_read_s() -> float:
+    """STREAM_READ_S: the longest a case reads one stream before it cancels it."""
+    from cases import settings
+    return STREAM_READ_WINDOWS * settings.INACTIVITY_S
+
+
+def after_cancel_s() -> float:
+    """AFTER_CANCEL_S: how long a case waits for the reply after its own cancel."""
+    from cases import settings
+    return AFTER_CANCEL_WINDOWS * settings.INACTIVITY_S
+
+
 @dataclass
 class Search:
     """One finished search/code request, its reply read as a SearchResult,
-    its streamed batches read as hits, and where it sits in the transcript."""
+    its streamed batches read as hits, and where it sits in the transcript.
+
+    ``cut`` says why the case stopped reading a stream before its reply
+    ("" when it read the stream to its reply): the case cancelled it, and
+    ``reading`` is the reply that came after the cancel (any truncated is
+    legal then, and an error reply there is FC-045's) or, when none came
+    within AFTER_CANCEL_S, an empty result (``replied`` false)."""
     adapter: Any
     call: Any
     reading: Reading | None
@@ -364,10 +399,17 @@ class Search:
     q: str = ""
     partial: bool = False
     _batches: list[Reading] | None = field(default=None, repr=False)
+    cut: str = ""
+    replied: bool = True
 
     @property
     def what(self) -> str:
         return f"search/code {self.q!r}" + (" (streamed)" if self.partial else "")
+
+    @property
+    def whole(self) -> bool:
+        """Read to its reply, uncancelled: its truncated and completeness can be judged."""
+        return not self.cut
 
     @property
     def result(self) -> SearchResult:
@@ -384,7 +426,7 @@ class Search:
         whose items is not an array reads as none)."""
         if self._batches is None:
             self._batches = [read(b, HITS) if isinstance(b, list) else Reading(())
-                             for b in self.call.partials]
+                             for b in list(self.call.partials)]
         return self._batches
 
     @property
@@ -409,10 +451,11 @@ class Search:
         return frames
 
     def window(self) -> list:
-        """Inbound transcript entries from the request up to and including its reply."""
+        """Inbound transcript entries from the request up to and including its
+        reply (of the request's generation: a retired stream's end there)."""
         out = []
         for entry in self.adapter.transcript.since(self.mark):
-            if entry.direction != "in":
+            if entry.direction != "in" or entry.generation != self.call.generation:
                 continue
             out.append(entry)
             if entry.kind == "reply" and entry.id == self.call.id:
@@ -422,11 +465,14 @@ class Search:
 
 def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
            inactivity_s: float | None = None, on_partial: Callable[..., Any] | None = None,
-           extra: dict | None = None, own: bool = False) -> Search:
+           extra: dict | None = None, own: bool = False, enough: int | None = None) -> Search:
     """search/code, one-shot or streaming (``partial``), with ``extra`` params
     members if given; raises ProviderError. A reply that is not an object
     fails the running case when it ``own``s that reply, else skips it
-    (path: queries are FC-034's, streamed replies FC-042's, others FC-070's)."""
+    (path: queries are FC-034's, streamed replies FC-042's, others FC-070's).
+
+    A stream is read only as far as the case needs: ``enough`` hits (None:
+    all of them), at most STREAM_READ_S (see ``Search.cut``)."""
     params: dict = {"q": q, "limit": limit, **(extra or {})}
     if partial:
         params["partial"] = True
@@ -434,16 +480,67 @@ def search(adapter, q: str, *, limit: int = 500, partial: bool = False,
     kwargs: dict = {}
     if inactivity_s is not None:
         kwargs["inactivity_s"] = inactivity_s
-    if on_partial is not None:
+    stop = threading.Event()
+    if partial:
+        seen = [0]
+        # With enough >= limit, an honest stream ends there by itself: a cancel
+        # racing its reply would only hand the process a cancel to recover
+        # from (FC-045's business), so the case cancels only past the limit.
+        at_least = enough if enough is None or enough < limit else limit + 1
+
+        def counted(items, then=on_partial):
+            seen[0] += len(items) if isinstance(items, list) else 0
+            if at_least is not None and seen[0] >= at_least:
+                stop.set()
+            if then is not None:
+                then(items)
+        kwargs["on_partial"] = counted
+    elif on_partial is not None:
         kwargs["on_partial"] = on_partial
     call = adapter.call("search/code", params, **kwargs)
-    result = call.result()
     found = Search(adapter, call, None, mark, q, partial)
     whose = None if own else owner("path: queries are" if q.startswith("path:") else
                                    "streamed replies are" if partial else
                                    "one-shot search replies are")
+    if partial:
+        found.cut = read_as_needed(adapter, call, stop, at_least)
+    if found.cut:
+        found.replied = call.outcome == "result"
+        value = call.value if found.replied else {}
+        found.reading = read_reply(value, SearchResult, found.what, whose)
+        return found
+    result = call.result()
     found.reading = read_reply(result, SearchResult, found.what, whose)
     return found
+
+
+def read_as_needed(adapter, call: Any, stop: threading.Event, enough: int | None) -> str:
+    """Wait for ``call``'s stream to end, for ``stop`` (set once the case
+    has the hits it needs), or for STREAM_READ_S; "" when it ended (its
+    reply, a timeout, a closed output: ``call.result()`` says which), else
+    cancel it and say why the case stopped reading. A stream still going
+    AFTER_CANCEL_S after the cancel is left: its process is retired."""
+    threading.Thread(target=lambda: (call.wait(), stop.set()), daemon=True,
+                     name=f"forge-stream-{call.id}").start()
+    bound = stream_read_s()
+    stop.wait(max(0.0, call.sent_at + bound - time.monotonic()))
+    if call.done:
+        return ""
+    why = (f"stopped reading after {enough} hit(s), all its rule needs" if stop.is_set()
+           else f"stopped reading after STREAM_READ_S ({bound:g} s, {STREAM_READ_WINDOWS} "
+                f"inactivity windows)")
+    adapter.cancel(call)
+    grace = after_cancel_s()
+    if call.wait(grace) and call.outcome in ("result", "error"):
+        return f"{why}, and cancelled it"
+    if call.outcome == "closed":
+        return ""   # the process ended after the cancel: call.result() reports it
+    why = (f"{why}, cancelled it, and no reply came within AFTER_CANCEL_S ({grace:g} s, "
+           f"{AFTER_CANCEL_WINDOWS} inactivity window)")
+    retire = getattr(adapter, "retire_stream", None)
+    if retire is not None:
+        retire(call, why)
+    return why
 
 
 def wait_first_partial_or_end(call: Any, event: threading.Event, timeout: float) -> None:

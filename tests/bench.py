@@ -4,7 +4,8 @@
 Subcommands register themselves in ``COMMANDS``: ``wire`` (the host client,
 issue 2's targets), ``suite`` (wall and CPU of a whole run and where its time
 goes, phase by phase and group by group, issue 13), ``matrix`` (the mutant
-matrix's wall and CPU) and ``stress`` (determinism). ``suite`` and ``matrix``
+matrix's wall and CPU), ``stress`` (determinism) and ``pace`` (the run's wall
+time against a slow but legal streamer, beside the README's bound). ``suite`` and ``matrix``
 take ``--compare DIR``, another checkout (an unpacked ``git archive main``),
 and alternate the two in the same time window, since the machine is shared.
 
@@ -42,6 +43,9 @@ from wire import Provider, Transcript  # noqa: E402
 
 PEER = [sys.executable, str(ROOT / "tests" / "mock_peer.py")]
 ITEMS, BATCHES, ROUND_TRIPS = 200_000, 2_000, 10_000
+# README "A slow adapter's run is bounded": the whole run, against any adapter
+# whose every message comes inside the inactivity window.
+PACE_BOUND_MIN = 20
 SEARCH = {"q": "retry", "limit": 500, "partial": True}
 
 
@@ -527,6 +531,55 @@ def wire_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds; the best of each is shown")
 
 
+# ---------------------------------------------------------------- pace
+
+# The shapes of a slow but legal streamer (tests/adapters/controls_pace.py):
+# (switch, pace in s, the failed set it must end with).
+PACE_SHAPES = (
+    ("paced-stream", 1.5, set()),            # a hit every 1.5 s, cancels ignored
+    ("paced-stream", 0.3, set()),            # the control's own pace
+    ("paced-stream-cancellable", 0.3, set()),
+    ("paced-cancel-error", 0.3, {"FC-045"}),   # the mutant: an error reply after a cancel
+)
+
+
+def cmd_pace(args) -> int:
+    """The whole suite against the paced-stream adapters (one hit per batch,
+    each message inside the inactivity window), with --jobs 1 and with the
+    run's default: wall time and verdict of each, against the README's bound
+    ("A slow adapter's run is bounded"). Reported, never asserted."""
+    from tests import gate
+
+    shapes = [s for s in PACE_SHAPES if (not args.only or s[0] in args.only.split(","))
+              and (args.pace is None or s[1] == args.pace)]
+    wrong = 0
+    print(f"pace: the suite against paced streams; bound {args.bound_min:g} min")
+    for switch, pace, expected in shapes:
+        chosen = {None: ("1", None), "default": (None,)}.get(args.jobs, (args.jobs,))
+        for jobs in chosen:
+            env = dict(os.environ, FORGE_TEST_PACE_S=str(pace))
+            v = gate.run_suite(gate.mutant(switch), jobs=jobs, environ=env,
+                               timeout_s=args.bound_min * 60 * 1.5)
+            ok = v.code is not None and v.report is not None and v.failed == expected
+            wrong += not ok
+            print(f"  {switch:26} pace {pace:3.1f} s  --jobs {jobs or 'default':7} "
+                  f"{v.wall_s / 60:5.1f} min ({v.wall_s:6.1f} s)  "
+                  f"{'within' if v.wall_s <= args.bound_min * 60 else 'OVER'} the bound  "
+                  f"failed {sorted(v.failed) or 'none'}, warned {sorted(v.warned) or 'none'}, "
+                  f"skipped {len(v.skipped)}" + ("" if ok else f"  UNEXPECTED (want {sorted(expected)})"),
+                  flush=True)
+    return 1 if wrong else 0
+
+
+def pace_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", help="comma-separated switches (default: every shape)")
+    parser.add_argument("--pace", type=float, help="only the shapes of this pace (s)")
+    parser.add_argument("--jobs", help="only this --jobs, or \"default\" (default: 1, then the "
+                                       "run's default)")
+    parser.add_argument("--bound-min", type=float, default=PACE_BOUND_MIN,
+                        help=f"the stated bound in minutes (default {PACE_BOUND_MIN:g}, README)")
+
+
 # name -> (run(args) -> exit code, add_arguments(parser), one-line help).
 # A new benchmark (say "suite" or "stress") adds one entry here.
 COMMANDS = {
@@ -536,6 +589,8 @@ COMMANDS = {
     "matrix": (cmd_matrix, matrix_args, "the mutant matrix: wall, CPU, slowest runs"),
     "stress": (cmd_stress, stress_args,
                "determinism: the nonconforming gate and the restart cases, 20 runs each"),
+    "pace": (cmd_pace, pace_args,
+             "a slow but legal streamer: the run's wall time against the stated bound"),
 }
 
 

@@ -113,3 +113,30 @@ def test_a_batch_for_no_request_in_flight_joins_no_claim():
     (claim,) = mo.claims
     assert claim.listed == (("local/alpha", "a.rs"),) and claim.lines == ()
 
+
+
+def test_a_stream_the_suite_stopped_reading_keeps_its_lines_not_its_completeness(monkeypatch):
+    """A stream the suite cut and whose process it retired (cases.replies
+    read_as_needed) is recorded from its batches: its hits' lines are judged,
+    its completeness is not (a cut stream claims nothing), and a batch after
+    the cut joins no claim."""
+    from types import SimpleNamespace
+
+    from cases import claims
+
+    mo = ClaimsMonitor("/fx")
+    line = {"repo": "local/wide", "path": "w.txt", "line": 2}
+    ask(mo, 5, "search/code", {"q": "tessellate", "limit": 500, "partial": True})
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 5, "items": [line]}}))
+    mo.abandon(1, 5)
+    mo.inbound(1, frame({"jsonrpc": "2.0", "method": "$/partial",
+                         "params": {"id": 5, "items": [HIT]}}))
+    (claim,) = mo.claims
+    assert (claim.listed, claim.lines, claim.judgeable, claim.truncated) == \
+        ((("local/wide", "w.txt"),), (("local/wide", "w.txt", 2),), False, ABSENT)
+    called = []
+    monkeypatch.setattr(claims, "_JUDGES", {"search/code": (lambda c, fx: called.append("all"),)})
+    monkeypatch.setattr(claims, "_ANY_CLAIM", {"search/code": (lambda c, fx: called.append("lines"),)})
+    claims.harvest(SimpleNamespace(monitor=mo), SimpleNamespace(path="/fx"))
+    assert called == ["lines"]

@@ -17,7 +17,10 @@ lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs); and what the protocol
 leaves to the adapter (tests/adapters/controls_legal.py: org-only
 search/repos, path: as a content term, nested ids with the rest refused, an
-honest small cut, a shared clone URL). A failure here means
+honest small cut, a shared clone URL); paced streams, one
+hit a batch 0.3 s apart with cancels ignored or honoured
+(tests/adapters/controls_pace.py: their run time is `tests/bench.py pace`'s
+to report, not a test's to assert). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases, and no other case may warn.
 """
@@ -30,7 +33,8 @@ from tests import gate
 from tests.adapters.controls import CONTROLS
 
 SLEEPY = ("slow-streamer",    # 1.5 s pauses in every stream
-          "cold-backend")     # initialize 0.8 s, the first answer 2.5 s late, every process
+          "cold-backend",     # initialize 0.8 s, the first answer 2.5 s late, every process
+          "paced-stream", "paced-stream-cancellable")   # 0.3 s before every streamed hit
 gate.plan(__name__, lambda items: {f"control:{s}": {"adapter": gate.mutant(s)} for s in CONTROLS},
           sleepy=tuple(f"control:{s}" for s in SLEEPY))
 

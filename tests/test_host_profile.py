@@ -31,11 +31,6 @@ WARNS = {"FC-025", "FC-062", "FC-092", "FC-097", "FC-108"}
 # It knows nothing of FAULTS.json (a filesystem adapter has no backend that
 # answers 401 or 429), so the run sets FORGE_NO_FAULTS=1 and these skip.
 NOT_SERVED = {"FC-060", "FC-061", "FC-064"}
-# Skipped although served: both stream `path:zeppelin` as a sample and call the
-# whole case "not evaluated" when it has no hit, while the host profile reads
-# path: as an ordinary term (RULINGS "Search"). They belong to the search and
-# streaming cases' owners; remove each line once its case judges the rest.
-KNOWN_GAPS = {"FC-043": "FC-043 drops the whole case for one empty path: stream"}
 
 
 def _jobs(items):
@@ -58,7 +53,7 @@ def test_host_profile_fails_nothing(verdict):
 
 
 def test_host_profile_skips_only_what_it_does_not_serve(verdict):
-    allowed = NOT_SERVED | set(KNOWN_GAPS) | (set() if git_available() else verdict.skipped)
+    allowed = NOT_SERVED | (set() if git_available() else verdict.skipped)
     unexpected = sorted(verdict.skipped - allowed)
     assert not unexpected, f"skipped although the host profile serves them: {unexpected}\n" \
                            f"{verdict.explain()}"

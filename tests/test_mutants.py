@@ -19,10 +19,10 @@ from tests import gate
 from tests.adapters.mutants import MUTANTS
 
 # Runs that are mostly asleep: a 4 s pause in every stream; every search reply
-# held up to 1 s for a cancel (hooks.AwaitsCancel)
+# held up to 1 s for a cancel (hooks.AwaitsCancel); 0.3 s before every streamed hit
 SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
           "cancel-poisons-next-search", "cancel-finished-answered",
-          "cancel-finished-oneshot-answered")
+          "cancel-finished-oneshot-answered", "paced-cancel-error")
 
 
 def _jobs(items):

@@ -204,3 +204,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_p  # noqa: E402,F401  (its controls: tree-budget-2000, path-name-only)
     from tests.adapters import controls_q  # noqa: E402,F401  (the false-red hunt's controls)
     from tests.adapters import controls_legal  # noqa: E402,F401  (matching, id grammar, early cuts, shared URLs)
+    from tests.adapters import controls_pace  # noqa: E402,F401  (paced streams, and their mutant)
