@@ -304,7 +304,6 @@ NULL_RESULT_FAILS = {
     "FC-097": "errors for blob_at of unknown things",
     "FC-098": "repo/blame replies",
     "FC-100": "repo/commit replies' shape",
-    "FC-108": "an error for an unknown commit",
     "FC-110": "search/repos replies",
     "FC-111": "org/repos replies (their entries)",
     "FC-113": "repo/clone_url replies",
