@@ -125,7 +125,8 @@ def test_auth_kind(adapter, fx):
 def test_rate_limited_kind(adapter, fx):
     """Throttling (every request naming the `throttled` fault repo that the
     adapter must take to its backend, as FC-060 asks them) is an error of
-    kind rate_limited carrying the backend's retry_after_s (absent warns).
+    kind rate_limited; it should carry the backend's retry_after_s (absent
+    or another delay warns: §6.3 SHOULD; its type is FC-063's).
 
     Falsified by: throttle-as-network: Rate limits are reported with kind "network".
     """
@@ -139,10 +140,11 @@ def test_rate_limited_kind(adapter, fx):
             warn(f"throttling of {method} came without retry_after_s ({want} expected)")
             continue
         sent = data["retry_after_s"]
-        # its type (a non-negative JSON integer) is error shape, FC-063's
-        fc_assert(sent == want and not isinstance(sent, bool), expected=f"retry_after_s {want}",
-                  got=f"retry_after_s {show(sent)} on {method}",
-                  why="retry_after_s is the delay the backend asked for")
+        # its type (a non-negative JSON integer) is error shape, FC-063's; its
+        # value is the backend's by a SHOULD (§6.3), so another delay warns
+        if type(sent) is int and sent != want:
+            warn(f"throttling of {method} came with retry_after_s {sent}; the backend asked "
+                 f"for {want}")
 
 
 @case("FC-062")

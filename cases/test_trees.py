@@ -270,7 +270,7 @@ def test_binary_blobs_strict_base64(adapter, fx):
     """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
     of vcs's CRLF file and its file without a final newline, of alpha's
     non-ASCII text file, of every file of beta and of a file of
-    wide is strict standard base64 decoding to the exact bytes (the empty
+    wide (when the adapter serves that id) is strict standard base64 decoding to the exact bytes (the empty
     file is ""), the files with non-ASCII bytes asked twice (a cache that
     stores what it served transcoded shows on the second ask); repo/blob_at
     of those vcs files (log declared) is strict standard base64. A listed id
@@ -287,7 +287,13 @@ def test_binary_blobs_strict_base64(adapter, fx):
         wanted[VCS] = (VCS_BINARY_CHANGED, VCS_CRLF, VCS_NO_FINAL_NEWLINE, *VCS_ESCAPE_PATHS)
     problems, collided, listings, across, unfetched, judged = [], [], {}, False, [], 0
     for name, paths in wanted.items():
-        listed = listings[name] = tree(adapter, fx, name, seen=True).model
+        if name == WIDE:   # not a contract id: the grammar may be the adapter's (RULINGS)
+            reading, err = attempt(tree, adapter, fx, name, seen=True)
+            if err is not None:
+                continue
+            listed = listings[name] = reading.model
+        else:
+            listed = listings[name] = tree(adapter, fx, name, seen=True).model
         for path, sha in sorted(blob_ids(listed, set(paths)).items()):
             want = fx.read(name, path)
             for ask in ("",) if want.isascii() else ("", " (second ask)"):
