@@ -631,17 +631,18 @@ def test_capability_honesty(adapter, spawn, fx):
             if err is not None:
                 unserved.append(f"{capability} true but {method} {show(params)} answered "
                                 f"{err.message!r}")
-            elif capability in REPLY_OWNERS and not isinstance(result, dict):
+            elif not isinstance(result, dict):   # no reply anyone can read: left out
                 unjudged.append(f"{method} answered {show(result, 40)}, not an object "
-                                f"({REPLY_OWNERS[capability]})")
+                                f"({REPLY_OWNERS[method]})")
     fc_assert(not unserved, expected="a result for every declared capability",
               got=listing(unserved), why="a capability declared true must be implemented")
-    need(len(unjudged) < probes, "; ".join(unjudged))   # a reply no one can read is left out
+    need(len(unjudged) < probes, "; ".join(unjudged))
 
 
-# Whose rule the reply of each revision probe is (repo/commit's: the commit cases').
-REPLY_OWNERS = {"refs": owner("refs replies are"), "log": owner("log replies are"),
-                "blame": owner("blame replies are")}
+# Whose rule the reply of each revision probe is.
+REPLY_OWNERS = {"repo/refs": owner("refs replies are"), "repo/log": owner("log replies are"),
+                "repo/blob_at": owner("blob_at replies are"),
+                "repo/blame": owner("blame replies are"), "repo/commit": owner("commit replies are")}
 
 
 def capability_probes(fx, capability):
