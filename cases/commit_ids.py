@@ -9,8 +9,8 @@ all pass when the commit they name is the right one.
 backend's ids resolve (git itself resolves the spelling, abbreviated or not,
 to exactly one commit); otherwise through the adapter, which must accept its
 own ids back as a ``ref`` (PROTOCOL §3.7): the newest item of ``repo/log``
-at that ref is matched with git's commits by subject and author-date
-instant, which the fixture keeps unique.
+at that ref is matched with git's commits by subject and date (author or
+committer instant), which the fixture keeps unique.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def resolve(adapter, fx, sha: Any) -> str | None:
         return None
     when = instant(items[0].date)
     matches = [c.sha for c in git_log(fx, "--all")
-               if c.subject == items[0].subject and c.date == when]
+               if c.subject == items[0].subject and when in c.dates]
     return matches[0] if len(matches) == 1 else None
 
 

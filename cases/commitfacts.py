@@ -122,7 +122,7 @@ def canonical(files: list[CommitFile], git: GitCommitFacts
 def resolves_to(adapter, fx, spelled: Any, sha: str) -> bool:
     """Whether the commit id ``spelled`` (the adapter's vocabulary) names git's
     commit ``sha``: the same id, or one repo/commit accepts and answers with
-    that commit's message and author date (RULINGS "Content and revisions")."""
+    that commit's message and one of its dates (RULINGS "Content and revisions")."""
     if spelled == sha:
         return True
     if not isinstance(spelled, str) or not spelled:
@@ -131,7 +131,7 @@ def resolves_to(adapter, fx, spelled: Any, sha: str) -> bool:
     if again is None:
         return False
     want = git_commit(fx, sha)
-    return again.message == want.message and instant(again.date) == want.date
+    return again.message == want.message and instant(again.date) in want.dates
 
 
 # ---------------------------------------------------------------- patches

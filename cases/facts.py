@@ -120,6 +120,11 @@ def url_hostile(path: str) -> bool:
     return any(ch in path for ch in URL_HOSTILE)
 
 
+# A hint for the common cause of a URL-hostile path going wrong on an HTTP backend.
+ESCAPE_HINT = (f"hint: the path contains URL-hostile characters ({URL_HOSTILE!r}); was it sent "
+               f"unescaped (or escaped twice) in the backend URL?")
+
+
 def faults(fx) -> dict:
     """FAULTS.json of the materialized copy (name -> {"kind", "retry_after_s"?})."""
     try:

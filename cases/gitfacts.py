@@ -1,6 +1,6 @@
 """Git facts: what git itself says about the vcs repo (paths and bytes at a
 ref, refs, log, blame coalesced into ranges, ids that name nothing, and one
-commit's parents, message, author date and first-parent change list with
+commit's parents, message, author and committer dates and first-parent change list with
 git's numstat), the expectations of the revision and commit cases. Answers are remembered per fixture copy:
 the vcs repo never changes during a run."""
 
@@ -106,20 +106,27 @@ class GitCommit:
     subject: str
     author: str
     email: str
-    date: _dt.datetime
+    date: _dt.datetime           # the author date's instant
+    committed: _dt.datetime      # the committer date's instant (the same for most commits)
+
+    @property
+    def dates(self) -> tuple[_dt.datetime, ...]:
+        """The instants a backend may report as the commit's date (RULINGS
+        "Content and revisions": author or committer date)."""
+        return (self.date, self.committed)
 
 
 def git_log(fx, ref: str, path: str | None = None) -> list[GitCommit]:
     """git log of ``ref`` (newest first), narrowed to ``path`` when given."""
-    args = ["log", "--format=%H%x1f%s%x1f%an%x1f%ae%x1f%aI%x1e", ref]
+    args = ["log", "--format=%H%x1f%s%x1f%an%x1f%ae%x1f%aI%x1f%cI%x1e", ref]
     if path is not None:
         args += ["--", path]
     out = []
     for record in git_text(fx, *args).split("\x1e"):
         fields = record.strip("\n").split("\x1f")
-        if len(fields) == 5:
-            sha, subject, author, email, date = fields
-            out.append(GitCommit(sha, subject, author, email, instant(date)))
+        if len(fields) == 6:
+            sha, subject, author, email, date, committed = fields
+            out.append(GitCommit(sha, subject, author, email, instant(date), instant(committed)))
     return out
 
 
@@ -199,6 +206,12 @@ class GitCommitFacts:
     subject: str
     date: _dt.datetime | None   # the author date's instant
     changes: tuple[GitChange, ...] = ()
+    committed: _dt.datetime | None = None   # the committer date's instant
+
+    @property
+    def dates(self) -> tuple:
+        """The instants a backend may report as the commit's date (author or committer)."""
+        return tuple(d for d in (self.date, self.committed) if d is not None)
 
     def change_of(self, path: str) -> GitChange | None:
         return next((c for c in self.changes if c.path == path), None)
@@ -278,7 +291,8 @@ def _git_commit(fx, sha: str) -> GitCommitFacts:
     _, _, message = raw.partition("\n\n")
     if message.endswith("\n"):
         message = message[:-1]
-    date = instant(git_text(fx, "log", "-1", "--format=%aI", sha).strip())
+    date, _, committed = git_text(fx, "log", "-1", "--format=%aI %cI", sha).strip().partition(" ")
+    date, committed = instant(date), instant(committed)
     base = [parents[0], sha] if parents else ["--root", sha]
     common = ["diff-tree", "-r", "-M", "--no-commit-id", "-z"]
     raw_diff = git_bytes(fx, *common, "--raw", *base).split(b"\0")
@@ -302,7 +316,8 @@ def _git_commit(fx, sha: str) -> GitCommitFacts:
         changes.append(GitChange(letter, new, old,
                                  old_oid == new_oid and not _EMPTY_OID.match(old_oid),
                                  added is None, added, removed))
-    return GitCommitFacts(sha, parents, message, message.split("\n", 1)[0], date, tuple(changes))
+    return GitCommitFacts(sha, parents, message, message.split("\n", 1)[0], date, tuple(changes),
+                          committed)
 
 
 def _numstat(fields: list[bytes]) -> dict[str, tuple[int | None, int | None]]:

@@ -69,6 +69,7 @@ OWNERS: dict[str, str] = {
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",
     "ids shared by different contents are": "FC-012",
+    "emitted blob ids resolving is": "FC-012",
     "ids from one call to the next are": "FC-010",
     "walks cut without truncated: true are": "FC-022",
     "search recall is": "FC-070",
@@ -84,7 +85,6 @@ OWNERS: dict[str, str] = {
     "log replies are": "FC-094",
     "blob_at replies are": "FC-096",
     "logs at a ref are": "FC-130",
-    "blame at a ref is": "FC-131",
     "unknown params members are": "FC-053",
     "blob_at shas at a ref are": "FC-096",
     "blame replies are": "FC-098",
@@ -96,7 +96,6 @@ OWNERS: dict[str, str] = {
     "org/repos object members are": "FC-112",
     "ids across refs are": "FC-093",
     "declared capabilities served are": "FC-099",
-    "commit ids as refs are": "FC-132",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
@@ -212,7 +211,7 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-100", _C, "commit shape: required members typed, optional members typed when "
          "present, ISO-8601 date", _COMMIT, "v1.6"),
     Case("FC-101", _C, "commit identity: sha resolves to the commit, parents in order (first "
-         "first, root []), author date", _COMMIT, "v1.6"),
+         "first, root []), a date of that commit (author or committer)", _COMMIT, "v1.6"),
     Case("FC-102", _C, "message is complete (subject and body) without a trailing newline",
          _COMMIT, "v1.6"),
     Case("FC-103", _C, "files are the first-parent diff (root: all added against the empty "
@@ -225,7 +224,8 @@ REGISTRY: tuple[Case, ...] = (
          "(binary: true)", _COMMIT, "v1.6"),
     Case("FC-107", _C, "counts equal the patch's +/- lines; unknown counts omitted, never zero",
          _COMMIT, "v1.6"),
-    Case("FC-108", _C, "unknown sha -> error (not_found preferred)", _COMMIT + " + §Errors",
+    Case("FC-108", _C, "unknown sha -> answered, an error advised (not_found preferred; a "
+         "result warns)", _COMMIT + " + §Errors",
          "v1.6"),
     Case("FC-109", _C, "truncated true only when the file list is incomplete", _COMMIT, "v1.6"),
 

@@ -701,14 +701,15 @@ class Sweep:
     """The trees of ``swept_trees`` as one process serves them (each asked
     once a process generation, ``tree(seen=True)``): ``trees`` is
     [(name, ref, reading)]. A tree at a ref the adapter answers with an error
-    is left out and noted in ``refused``: the sweep judges every other tree,
-    and the case then skips naming FC-091 (``done``), which asks a tree at
-    every name repo/refs lists and fails an error there."""
+    is left out and noted in ``refused``: the sweep judges every other tree
+    (FC-091 asks a tree at every name repo/refs lists and fails an error
+    there); the case skips naming FC-091 (``done``) only when no tree was
+    left to judge."""
     trees: list = field(default_factory=list)
     refused: list = field(default_factory=list)
 
     def done(self) -> None:
-        need(not self.refused, f"{listing(self.refused, 2)} answered an error",
+        need(self.trees, f"{listing(self.refused, 2)} answered an error",
              owner("trees at a ref are"))
 
 

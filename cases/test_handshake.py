@@ -102,7 +102,7 @@ def test_no_cache_params(adapter, spawn, fx):
     mine = blob_ids(tree(provider, fx, ALPHA).model, set(usual))
     for path, sha in sorted(mine.items()):
         if try_request(adapter, "repo/blob", {"repo": fx.repo(ALPHA), "sha": usual[path]})[1]:
-            continue   # the group adapter does not serve it either: FC-024's business
+            continue   # the group adapter does not serve it either: FC-012's business
         params = {"repo": fx.repo(ALPHA), "sha": sha}
         err = try_request(provider, "repo/blob", params)[1]
         fc_assert(err is None, expected=f"{path}: served as the group adapter serves it",

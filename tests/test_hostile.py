@@ -304,16 +304,15 @@ NULL_RESULT_FAILS = {
     "FC-097": "errors for blob_at of unknown things",
     "FC-098": "repo/blame replies",
     "FC-100": "repo/commit replies' shape",
-    "FC-108": "an error for an unknown commit",
     "FC-110": "search/repos replies",
     "FC-111": "org/repos replies (their entries)",
     "FC-113": "repo/clone_url replies",
     "FC-114": "repo/web_url replies",
     "FC-115": "org/url replies",
 }
-# (FC-099 judges capability honesty only: a null repo/commit result is a result,
-# and its shape is FC-100's; FC-099 skips, naming the owners of the refs, log
-# and blame replies it could not read. The round trips FC-130..133 and
+# (FC-099 judges capability honesty only: a probe answered with something that
+# is not an object is left out, and with none left FC-099 skips, naming the
+# owners of the replies it could not read (FC-108 too: a null commit is FC-100's). The round trips FC-130..133 and
 # FC-112's object members skip too: the replies they read are FC-094's,
 # FC-096's, FC-098's and FC-111's.)
 VCS_GROUPS = ("revisions", "commits", "roundtrips")   # they skip for want of git

@@ -19,10 +19,12 @@ from tests import gate
 from tests.adapters.mutants import MUTANTS
 
 # Runs that are mostly asleep: a 4 s pause in every stream; every search reply
-# held up to 1 s for a cancel (hooks.AwaitsCancel); 0.3 s before every streamed hit
+# held up to 1 s for a cancel (hooks.AwaitsCancel); 0.3 s before every streamed
+# hit; a request left to the deadline (FORGE_DEADLINE_S, tests/adapters/mutants_backend.py's wedges)
 SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
           "cancel-poisons-next-search", "cancel-finished-answered",
-          "cancel-finished-oneshot-answered", "paced-cancel-error")
+          "cancel-finished-oneshot-answered", "paced-cancel-error",
+          "unknown-ref-tree-wedge", "unknown-commit-wedge")
 
 
 def _jobs(items):

@@ -304,6 +304,11 @@ class Monitor:
         issued = self._issued.get(rid) if usable_id(rid) else None
         return issued.method if issued is not None else None
 
+    def params_of(self, rid: Any) -> Any:
+        """The params ``rid`` was sent with (None when it is no request of the run)."""
+        issued = self._issued.get(rid) if usable_id(rid) else None
+        return issued.params if issued is not None else None
+
     def stream_ended(self, rid: Any) -> bool:
         """Whether ``rid`` is a request that opted into $/partial and has been
         answered (a partial naming it now is after its reply, section 5.3)."""

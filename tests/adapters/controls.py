@@ -205,3 +205,4 @@ if _package.FULL_TABLES:
     from tests.adapters import controls_q  # noqa: E402,F401  (the false-red hunt's controls)
     from tests.adapters import controls_legal  # noqa: E402,F401  (matching, id grammar, early cuts, shared URLs)
     from tests.adapters import controls_pace  # noqa: E402,F401  (paced streams, and their mutant)
+    from tests.adapters import controls_backend  # noqa: E402,F401  (a real backend's legal habits)

@@ -14,7 +14,6 @@ from tests.adapters.proxy import Hooks  # noqa: F401
 
 import re
 
-from tests.adapters.hooks import is_git
 from tests.adapters.mutants_v16 import CommitReply, commit_files, committed_lines
 
 HEX = re.compile(r"[0-9a-fA-F]{4,39}")
@@ -163,28 +162,6 @@ class ShortIdCountsSwapped(AbbreviatedCommitReply):
         for f in commit_files(result):
             if "additions" in f and "deletions" in f:
                 f["additions"], f["deletions"] = f["deletions"], f["additions"]
-
-
-@promoted("short-hex-unknown-tip", "FC-108",
-          '§3.3: "MUST Unknown ref → error"; §6: not_found for an "unknown ... commit"')
-class ShortHexUnknownTip(Hooks):
-    """repo/commit of an abbreviated hex id naming no object answers the default branch's tip.
-
-    Hides on: FC-108 asks a full 40-hex unknown id and a name first, both
-    errors; a prefix no object starts with falls through the adapter's
-    prefix resolution to HEAD.
-    """
-
-    def reply(self, proxy, req, msg):
-        if req is None or req.method != "repo/commit" or "error" not in msg \
-                or not abbreviated(req) or not is_git(proxy, req.params.get("repo")):
-            return msg
-
-        def tip(answer: dict) -> None:
-            proxy.send_host({**answer, "id": req.id} if "result" in answer else msg)
-
-        proxy.call_child("repo/commit", {"repo": req.params.get("repo"), "sha": "HEAD"}, tip)
-        return None
 
 
 @promoted("short-id-truncated-true", "FC-109",

@@ -4,9 +4,10 @@ committer date is another instant than its author date).
 
 Before that commit every text file of vcs ended in \\n, none held a \\r, and
 every commit's two dates were one, so these changes were invisible on the
-fixture. Each mutant breaks one MUST only where those bytes or that date
-are, and fails exactly its owner case; the control breaks a SHOULD and
-only warns (written like
+fixture. Each mutant breaks one MUST only where those bytes are, and fails
+exactly its owner case; the control breaks blame's SHOULD on that date and
+only warns (a log or commit reporting the committer date is legal:
+tests/adapters/controls_backend.py) (written like
 tests/adapters/mutants_deep.py: a hook class per switch, its docstring's
 first line what it changes, then "Hides on:").
 """
@@ -14,94 +15,19 @@ first line what it changes, then "Hides on:").
 from __future__ import annotations
 
 import base64
-import threading
 
+from tests.adapters.controls_backend import CommitterDates
 from tests.adapters.controls_deep import kept
-from tests.adapters.hooks import is_git, repo_name
 from tests.adapters.mutants_deep import promoted
 from tests.adapters.mutants_v16 import CommitReply, commit_files
 from tests.adapters.proxy import Hooks, result_of
 
-AUTHOR_DATE = ('a commit\'s date is its author date, not its committer date (§3.8: "author '
-               'date as repo/log reports them"; Appendix A; the matrix\'s FC-101 "author date"), '
-               'compared as an instant (RULINGS "Content and revisions")')
 PATCH_BYTES = ('§3.12: a file\'s patch is its first-parent change, lines split on \\n only '
                '(a \\r belongs to its line), "\\ No newline at end of file" marking a last '
                'line without \\n')
 
 
 # ---------------------------------------------------------------- dates
-
-class CommitterDates(Hooks):
-    """Base: the date fields of ``methods``' results become git's committer
-    date of the commit they name, where it is another instant than the
-    author date (the reference's strings are kept everywhere else)."""
-
-    methods: tuple[str, ...] = ()
-
-    def __init__(self):
-        self.dates: dict[str, dict[str, str]] = {}
-        self.lock = threading.Lock()
-
-    def committed(self, proxy, repo) -> dict[str, str]:
-        """sha -> committer date (strict ISO-8601) of the commits whose dates differ."""
-        name = repo_name(repo)
-        with self.lock:
-            if name not in self.dates:
-                import subprocess
-                run = subprocess.run(["git", "-C", str(proxy.fixture / name), "log", "--all",
-                                      "--format=%H %at %ct %cI"], capture_output=True, text=True)
-                self.dates[name] = {sha: iso for sha, at, ct, iso in
-                                    (line.split() for line in run.stdout.splitlines())
-                                    if at != ct}
-            return self.dates[name]
-
-    def items(self, result: dict) -> list[dict]:
-        return []
-
-    def reply(self, proxy, req, msg):
-        result = result_of(msg)
-        if (req is None or req.method not in self.methods or result is None
-                or not is_git(proxy, req.params.get("repo"))):
-            return msg
-        dates = self.committed(proxy, req.params.get("repo"))
-        for item in self.items(result):
-            if isinstance(item, dict) and item.get("sha") in dates:
-                item["date"] = dates[item["sha"]]
-        return msg
-
-
-@promoted("commit-committer-date", "FC-101",
-          AUTHOR_DATE + "; repo/commit's date is compared with git's author date")
-class CommitCommitterDate(CommitterDates):
-    """repo/commit answers the committer date as the commit's date.
-
-    Hides on: a commit whose committer date differs from its author date;
-    before `eol` the fixture had none, so FC-101's date check could not
-    tell the two apart.
-    """
-
-    methods = ("repo/commit",)
-
-    def items(self, result):
-        return [result]
-
-
-@promoted("log-committer-date", "FC-094",
-          AUTHOR_DATE + "; repo/log items' dates are compared with git's author dates")
-class LogCommitterDate(CommitterDates):
-    """repo/log items carry each commit's committer date.
-
-    Hides on: a commit whose committer date differs from its author date
-    (only `eol`, main's tip); FC-094 compared instants that were the same
-    either way.
-    """
-
-    methods = ("repo/log",)
-
-    def items(self, result):
-        return list(result.get("items") or [])
-
 
 @kept("blame-committer-date",
       '§3.8: "SHOULD author/date match that commit\'s author and author date as repo/log '

@@ -138,22 +138,6 @@ class BinaryZeroCounts(CommitReply):
                 f["additions"] = f["deletions"] = 0
 
 
-@mutant("unknown-commit-tip", "FC-108")
-class UnknownCommitTip(Hooks):
-    """repo/commit of an unknown sha answers the default branch's tip."""
-
-    def reply(self, proxy, req, msg):
-        if req is None or req.method != "repo/commit" or "error" not in msg \
-                or not is_git(proxy, req.params.get("repo")):
-            return msg
-
-        def tip(answer: dict) -> None:
-            proxy.send_host({**answer, "id": req.id} if "result" in answer else msg)
-
-        proxy.call_child("repo/commit", {"repo": req.params.get("repo"), "sha": "HEAD"}, tip)
-        return None
-
-
 @mutant("root-truncated", "FC-109")
 class RootTruncated(CommitReply):
     """The root commit's reply says truncated true over its full file list."""
