@@ -108,7 +108,7 @@ _TOL = "§Transport (reader tolerance, normative both directions)"
 REGISTRY: tuple[Case, ...] = (
     Case("FC-001", _H, "protocol=1 echoes", "§Handshake", "v1"),
     Case("FC-002", _H, "name present or absent", "§Handshake", "v1"),
-    Case("FC-003", _H, "capabilities shape", "§Handshake", "v1"),
+    Case("FC-003", _H, "capabilities shape", "§Handshake (file_search, v1.3)", "v1.3"),
     Case("FC-004", _H, "icon is a builtin name or a single glyph or absent",
          "§Handshake (icon, v1.3)", "v1.3"),
     Case("FC-005", _H, "cache budget params tolerated when absent",
@@ -128,7 +128,7 @@ REGISTRY: tuple[Case, ...] = (
          "§Methods repo/blob", "v1"),
     Case("FC-024", _T, "binary bytes served raw, base64 valid", "§Methods repo/blob", "v1"),
     Case("FC-025", _T, "tree at missing repo -> not_found",
-         "§Methods repo/tree + §Errors", "v1"),
+         "§Methods repo/tree + §Errors (kinds, v1.1)", "v1.1"),
 
     Case("FC-030", _S, "path-only hit: empty matches legal, must render",
          "§Methods search/code", "v1.3"),
@@ -206,7 +206,7 @@ REGISTRY: tuple[Case, ...] = (
     Case("FC-098", _R, "blame ranges: 1-based, cover every line, same-sha coalesced, right shas",
          _REV, "v1.5"),
     Case("FC-099", _R, "capability honesty: refs/log/blame are booleans; false is never asked",
-         "§Handshake (capabilities, v1.5)", "v1.5"),
+         "§Handshake (capabilities; commit, v1.6)", "v1.6"),
 
     Case("FC-100", _C, "commit shape: required members typed, optional members typed when "
          "present, ISO-8601 date", _COMMIT, "v1.6"),

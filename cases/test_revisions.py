@@ -50,10 +50,11 @@ def refs_listed(result):
 @case("FC-090")
 def test_refs_shape(adapter, fx):
     """repo/refs (asked twice: every reply is judged) lists branches and tags
-    with name and sha, at most one branch marked default (main, if any), and
-    every branch and tag git has, each sha naming (resolving to, as a ref)
-    the commit git's ref points at: an annotated tag may list its tag
-    object's id or the tagged commit's (RULINGS "Content and revisions").
+    with name and sha, at most one branch marked default (another than main
+    warns), each listed sha naming (resolving to, as a ref) the commit git's
+    ref points at: an annotated tag may list its tag object's id or the
+    tagged commit's (RULINGS "Content and revisions"). A branch or tag git
+    has and the reply leaves out warns (§3.6 sets no MUST on completeness).
 
     Falsified by: two-defaults: repo/refs marks every branch default.
     """
@@ -68,9 +69,11 @@ def test_refs_shape(adapter, fx):
         for what, kind, listed in (("branches", "heads", refs.branches),
                                    ("tags", "tags", refs.tags)):
             want, got = set(git_refs(fx, kind)), {r.name for r in listed}
-            fc_assert(want <= got, expected=f"{what} {listing(want)}",
-                      got=f"missing {listing(want - got)} (the {call} repo/refs)",
-                      why="repo/refs lists what the repository has")
+            if not want <= got:
+                # §3.6 sets no MUST on completeness (a backend may page its
+                # refs): a ref left out warns; what is listed is judged below
+                warn(f"repo/refs left out {what} git has: {listing(want - got)} (the {call} "
+                     f"repo/refs); the host's ref picker will not offer them")
             wrong = [f"{r.name}: sha {show(r.sha)} names {(got or 'no commit')[:12]}, git's "
                      f"{r.name} is {want_sha[:12]}"
                      for r, want_sha, got in ((r, git_ref_commit(fx, kind, r.name), commits(r.sha))

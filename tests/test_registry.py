@@ -61,8 +61,12 @@ def test_titles_and_levels_of_a_few_cases():
     # spot checks against the brief's matrix
     assert registry.by_id("FC-043").title == \
         "inactivity deadline: a batch every 1.2s must not trip a 2s timeout"
-    assert registry.by_id("FC-099").spec == "§Handshake (capabilities, v1.5)"
-    assert {c.since for c in registry.in_group("revisions")} == {"v1.5"}
+    # a case's level is the revision of the wording it enforces: FC-099 judges
+    # the v1.6 `commit` key beside the v1.5 ones
+    assert registry.by_id("FC-099").spec == "§Handshake (capabilities; commit, v1.6)"
+    assert {c.since for c in registry.in_group("revisions") if c.id != "FC-099"} == {"v1.5"}
+    assert registry.by_id("FC-099").since == "v1.6" and registry.by_id("FC-003").since == "v1.3"
+    assert registry.by_id("FC-025").since == "v1.1"
     assert {c.since for c in registry.in_group("errors")} == {"v1.1"}
     assert registry.by_id("FC-005").since == "v1.2" and registry.by_id("FC-050").since == "v1.2"
     assert registry.by_id("FC-004").since == "v1.3" and registry.by_id("FC-001").since == "v1"

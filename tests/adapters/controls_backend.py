@@ -10,7 +10,9 @@ adapters do that the reference does not, each legal by the text it cites
 - committer dates: repo/log and repo/commit report the committer date,
   another ISO-8601 instant of the same commit;
 - a result for an unknown commit: repo/commit answers a commit for an id
-  that names none (FC-108 warns).
+  that names none (FC-108 warns);
+- refs paged: repo/refs lists a first page of branches and tags (FC-090
+  warns).
 
 They register into ``CONTROLS`` (controls.py imports this module at its end).
 """
@@ -149,3 +151,23 @@ class UnknownCommitResult(Hooks):
                               "--verify", "--quiet", "--end-of-options", f"{sha}^{{commit}}"],
                              capture_output=True)
         return run.returncode == 0
+
+
+@control("refs-first-page", warns=("FC-090",))
+class RefsFirstPage(Hooks):
+    """repo/refs lists only the first branch and the first tag, as a forge API's first page would (FC-090 warns).
+
+    Legal: §3.6 sets no MUST on completeness: every entry it lists must be
+    well-formed and accepted back as a ref, which these are. Trees, logs
+    and blobs at the refs it leaves out are still served by name.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is None or req.method != "repo/refs" or result is None:
+            return msg
+        for key in ("branches", "tags"):
+            listed = result.get(key)
+            if isinstance(listed, list) and len(listed) > 1:
+                result[key] = listed[:1]
+        return msg
