@@ -203,3 +203,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_o  # noqa: E402,F401  (its control: blame-committer-date)
     from tests.adapters import mutants_paths_p  # noqa: E402,F401  (its controls: tree-budget-2000, path-name-only)
     from tests.adapters import controls_q  # noqa: E402,F401  (the false-red hunt's controls)
+    from tests.adapters import controls_process  # noqa: E402,F401  (process life: keep-alive backend client)
