@@ -58,6 +58,10 @@ RULE_OWNERS: dict[str, str] = {
     claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
     claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
     claims.SEARCH_LINE: "FC-031",   # a hit's line holds a match, on every search of the run
+    # an adapter process ending unasked (RULINGS "Process behaviour"), by what it followed:
+    m.EXIT_AFTER_CANCEL: "FC-122",         # §5.4 "no error, no crash", whichever id it names
+    m.EXIT_AFTER_NOTIFICATION: "FC-054",   # §7.2, §7.7 unsolicited notifications are ignored
+    m.EXIT_IDLE: "FC-050",                 # a warning: the host restarts it (§7.10's backoff)
 }
 
 # result-shape: the owner by method, refined by the member the problem is at
@@ -94,10 +98,15 @@ SHAPE_ITEM_MEMBER_OWNERS: dict[tuple[str, str], str] = {
     ("org/repos", "pushed_at"): "FC-112",
     ("org/repos", "name"): "FC-112",
 }
+# An exit with requests in flight fails each of them, as in the host: it is
+# the owner's of that method's replies (SHAPE_OWNERS; a stream's is
+# STREAMED_SEARCH_OWNER's), and a handshake's the restart case's.
+HANDSHAKE_EXIT_OWNER = "FC-050"
 # A reply to a notification: to a $/cancelRequest it is FC-122's (cancel
 # edges), to any other notification FC-054's (unsolicited notifications).
 CANCEL_ANSWERED, NOTIFICATION_ANSWERED = "FC-122", "FC-054"
 SHOWN = 3
+EXITS = (m.EXIT_AFTER_CANCEL, m.EXIT_AFTER_NOTIFICATION, m.EXIT_IN_FLIGHT, m.EXIT_IDLE)
 
 
 @attrs.frozen
@@ -119,6 +128,12 @@ def owner_of(finding: Finding) -> str | None:
     rule = finding.rule
     if rule == m.NOTIFICATION_ANSWERED:
         return CANCEL_ANSWERED if finding.method == "$/cancelRequest" else NOTIFICATION_ANSWERED
+    if rule == m.EXIT_IN_FLIGHT:
+        if finding.method == "initialize":
+            return HANDSHAKE_EXIT_OWNER
+        if finding.method == "search/code" and finding.streaming:
+            return STREAMED_SEARCH_OWNER
+        return SHAPE_OWNERS.get(finding.method or "")
     if rule == m.PARTIAL_ITEMS and _first_member(finding.detail) == "located":
         return SHAPE_ITEM_MEMBER_OWNERS[("search/code", "located")]   # located is FC-032's
     if rule != m.RESULT_SHAPE:
@@ -241,6 +256,9 @@ def _sentence(musts: list[Seen]) -> str:
         tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
         return (f"{len(musts)} process(es) of the run broke this rule: "
                 + "; ".join(parts) + tail)
+    if all(s.finding.rule in EXITS for s in musts):
+        tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
+        return (f"{len(musts)} adapter process(es) ended unasked: " + "; ".join(parts) + tail)
     tail = f"; {more} more frame(s) like these in the run ({places})" if more > 0 else ""
     return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
             + "; ".join(parts) + tail)

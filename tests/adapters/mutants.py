@@ -653,3 +653,4 @@ if _package.FULL_TABLES:
     from tests.adapters import mutants_paths_o  # noqa: E402,F401  (line ends and dates of the vcs tip commit)
     from tests.adapters import mutants_paths_p  # noqa: E402,F401  (truncated claims off their owners' paths)
     from tests.adapters import mutants_paths_q  # noqa: E402,F401  (respawned truncation, log at ids, streams, clone URLs)
+    from tests.adapters import mutants_process  # noqa: E402,F401  (unasked exits after a cancel or a notification)
