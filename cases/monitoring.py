@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import attrs
 
-from cases import api, claims, registry
+from cases import api, claims, null_params, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -58,6 +58,8 @@ RULE_OWNERS: dict[str, str] = {
     claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
     claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
     claims.SEARCH_LINE: "FC-031",   # a hit's line holds a match, on every search of the run
+    # §3.0 null like absent, on the first request of each method the run sends
+    null_params.NULL_LIKE_ABSENT: "FC-053",   # reader tolerance of params (RULINGS)
     # an adapter process ending unasked (RULINGS "Process behaviour"), by what it followed:
     m.EXIT_AFTER_CANCEL: "FC-122",         # §5.4 "no error, no crash", whichever id it names
     m.EXIT_AFTER_NOTIFICATION: "FC-054",   # §7.2, §7.7 unsolicited notifications are ignored
@@ -256,6 +258,10 @@ def _sentence(musts: list[Seen]) -> str:
         tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
         return (f"{len(musts)} process(es) of the run broke this rule: "
                 + "; ".join(parts) + tail)
+    if all(s.finding.rule == null_params.NULL_LIKE_ABSENT for s in musts):
+        tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
+        return (f"{len(musts)} request(s) of the run, asked again with an optional param null "
+                f"and left out, were answered otherwise: " + "; ".join(parts) + tail)
     if all(s.finding.rule in EXITS for s in musts):
         tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
         return (f"{len(musts)} adapter process(es) ended unasked: " + "; ".join(parts) + tail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cases import claims, monitoring
+from cases import claims, monitoring, null_params
 from cases.registry import REGISTRY
 from wire import monitor as m
 from wire.monitor import Finding
@@ -51,6 +51,7 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
              "search/code", streaming=True), "FC-033"),
     (finding(m.RESULT_SHAPE, "search/code result: items: expected an array", "search/code",
              streaming=True), "FC-042"),
+    (finding(null_params.NULL_LIKE_ABSENT, method="repo/tree"), "FC-053"),
     (finding(m.EXIT_AFTER_CANCEL), "FC-122"),
     (finding(m.EXIT_AFTER_NOTIFICATION), "FC-054"),
     (finding(m.EXIT_IDLE, method="repo/tree", strength="should"), "FC-050"),
@@ -74,7 +75,7 @@ def test_every_owner_is_a_registry_case():
     # cache root's and the fixture-settled claims' (cases/claims.py)
     assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED,
                                           m.EXIT_IN_FLIGHT} == \
-        set(m.RULES) | {monitoring.CACHE_ROOT} | set(claims.RULES)
+        set(m.RULES) | {monitoring.CACHE_ROOT} | set(claims.RULES) | set(null_params.RULES)
 
 
 def test_a_cache_root_finding_names_the_process_and_fails_fc055(tmp_path):

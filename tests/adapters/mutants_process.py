@@ -1,9 +1,11 @@
-"""Mutants of the adapter process's life: an adapter that ends by itself
-where the protocol forbids it. The harness respawns a dead adapter lazily,
-as the host does, so no case's own requests show these; the protocol
-monitor's unasked exits (wire/monitor.py ``exited``, owners in
-cases/monitoring.py) fail the owner of what the exit followed, wherever in
-the run it happened.
+"""Mutants of how an adapter process reads what the host sends it, and of
+its life: an adapter that ends by itself where the protocol forbids it (the
+harness respawns a dead adapter lazily, as the host does, so no case's own
+requests show these; the protocol monitor's unasked exits, wire/monitor.py
+``exited``, owners in cases/monitoring.py, fail the owner of what the exit
+followed, wherever in the run it happened), and one that reads an optional
+param's `null` otherwise than its absence (the cases send the host's
+spelling only; cases/null_params.py asks both on the run's requests).
 
 Each mutant fails exactly its owner case (a hook class per switch, its
 docstring's first line what it changes, then "Hides on:"). mutants.py
@@ -61,4 +63,34 @@ class ExitsOnUnknownNotification(Hooks):
         if msg.get("method") != "$/cancelRequest":
             proxy.log(f"an unknown notification {msg.get('method')!r}: exiting")
             proxy._shutdown(0)
+        return msg
+
+
+@mutant("tree-ref-absent-refused", "FC-053")
+class TreeRefAbsentRefused(Hooks):
+    """repo/tree without a ref member is refused (not_found "unknown revision"); with ref null it serves the default branch.
+
+    Hides on: every case, which sends the host's spelling (ref null, or a
+    ref); only the run-wide null-and-absent judge leaves ref out.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "repo/tree" and "ref" not in req.params:
+            proxy.error(req, "unknown revision (no ref given)", kind="not_found")
+            return None
+        return msg
+
+
+@mutant("search-limit-null-refused", "FC-053")
+class SearchLimitNullRefused(Hooks):
+    """search/code with limit null is refused as invalid params; with limit left out it searches.
+
+    Hides on: every case, which sends a limit (the host's 500, or another);
+    only the run-wide null-and-absent judge sends limit null.
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "search/code" and "limit" in req.params and req.params["limit"] is None:
+            proxy.error(req, "invalid params: limit must be an integer", code=-32602)
+            return None
         return msg
