@@ -16,7 +16,7 @@ on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs); and
 tests/adapters/controls_process.py's (a kept-alive backend connection through
-FC-052's proxy). A failure here means
+FC-052's proxy, an exit when idle: FC-050 warns). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases, and no other case may warn.
 """

@@ -10,6 +10,7 @@ Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
 from __future__ import annotations
 
 import os
+import threading
 
 from tests.adapters.controls import control as matrix_control
 from tests.adapters.http_double import HttpDouble
@@ -67,3 +68,58 @@ class KeepAliveProxyClient(Hooks):
                 proxy.error(req, f"backend unreachable: {exc}", kind="network")
                 return None
         return msg
+
+
+@control("exits-when-idle",
+         'RULINGS "Process behaviour": an exit the suite did not ask for "after a reply with nothing '
+         'in flight it warns (the host restarts it with a backoff the user feels)"; §7.10 the host '
+         'replaces a dead child lazily, on the next request', warns=("FC-050",))
+class ExitsWhenIdle(Hooks):
+    """The adapter exits (status 0) once it has answered a streamed search, nothing else is in flight, and it read nothing for IDLE_S (a server that stops when idle).
+
+    Only after a reply: a notification read last keeps it running (an exit
+    then would follow that notification). The end-of-group window (TAIL_S,
+    1.5 s) after the transport group's last stream (FC-122's, last in its
+    group) gives it its idle time in every run, so FC-050 carries the
+    warning; mid-run, a case's next request seldom comes that late after a
+    stream (if it came just as the adapter exits, it would fail as in the
+    host, in flight).
+    """
+
+    IDLE_S = 1.2
+
+    def start(self, proxy):
+        self.lock = threading.Lock()
+        self.inputs = 0          # lines read from the host so far
+        self.timer = None
+
+    def _read(self) -> None:
+        with self.lock:
+            self.inputs += 1
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+    def request(self, proxy, req, msg):
+        self._read()
+        return msg
+
+    def notification(self, proxy, msg):
+        self._read()
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.streaming and set(proxy.requests) <= {req.id}:
+            with self.lock:
+                seen = self.inputs
+                if self.timer is not None:
+                    self.timer.cancel()
+                self.timer = proxy.later(self.IDLE_S, lambda: self._idle(proxy, seen))
+        return msg
+
+    def _idle(self, proxy, seen: int) -> None:
+        with self.lock:
+            if self.inputs != seen or proxy.requests:
+                return
+            proxy.log(f"idle for {self.IDLE_S:g} s after a reply: exiting")
+            proxy._shutdown(0)
