@@ -15,9 +15,10 @@ URLs, `truncated`): a difference is a finding for ``NULL_LIKE_ABSENT``'s
 owner (cases/monitoring.py), wherever in the run it was seen. About 20
 requests a run; wide's requests are never repeated (their answers are big).
 
-Left out, as another rule's business: an answer that is not a readable
-result (its method's shape owner), a timeout or a dead process (the
-harness's and the case's), a hit set cut by `truncated` (which hits a cut
+A process that ends with one of these requests in flight fails the
+owner too (no case waits on them, so nothing else would say so). Left out,
+as another rule's business: an answer that is not a readable result (its
+method's shape owner), a timeout (the harness's), a hit set cut by `truncated` (which hits a cut
 keeps is the adapter's), and every param the host never sends as `null`.
 """
 
@@ -98,10 +99,12 @@ def _judge(provider, method: str, params: dict, name: str) -> None:
     base = {k: v for k, v in params.items() if k not in (name, "partial")}
     with_null, _ = _answer(provider, method, {**base, name: None})
     without, rid = _answer(provider, method, base)
-    if with_null is None or without is None or with_null == without:
+    if with_null is None or without is None:
+        return
+    if with_null == without and with_null[0] != "ended":   # an end is never an answer
         return
     asked = json.dumps(base, ensure_ascii=False)[:120]
-    detail = (f"{method} {asked} with {name} null answered {_told(with_null)}, without {name} "
+    detail = (f"{method} {asked}: with {name} null it {_told(with_null)}, without {name} it "
               f"{_told(without)} (a null param is treated exactly like an absent one)")
     provider.findings.append(Finding(NULL_LIKE_ABSENT, detail, provider.generation, "must",
                                      rid, method))
@@ -122,6 +125,8 @@ def _answer(provider, method: str, params: dict) -> tuple[Any, int | None]:
         del calls[before:]   # the harness's own question, not the next case's
     if call.outcome == "error":
         return ("error", call.error.raw_kind), call.id
+    if call.outcome == "closed":   # the process ended with it in flight: nothing else says so
+        return ("ended", call.error.message), call.id
     if call.outcome != "result":
         return None, call.id
     model, view = VIEWS[method]
@@ -131,7 +136,10 @@ def _answer(provider, method: str, params: dict) -> tuple[Any, int | None]:
 
 def _told(answer) -> str:
     what, value = answer
-    return f"an error (kind {value!r})" if what == "error" else f"a result: {_brief(value)}"
+    if what == "ended":
+        return f"got no answer ({value})"
+    return (f"answered an error (kind {value!r})" if what == "error"
+            else f"answered a result: {_brief(value)}")
 
 
 def _brief(value: Any) -> str:

@@ -55,9 +55,7 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
     (finding(m.EXIT_AFTER_CANCEL), "FC-122"),
     (finding(m.EXIT_AFTER_NOTIFICATION), "FC-054"),
     (finding(m.EXIT_IDLE, method="repo/tree", strength="should"), "FC-050"),
-    (finding(m.EXIT_IN_FLIGHT, method="repo/blame"), "FC-098"),
-    (finding(m.EXIT_IN_FLIGHT, method="search/code", streaming=True), "FC-042"),
-    (finding(m.EXIT_IN_FLIGHT, method="initialize"), "FC-050"),
+    (finding(m.EXIT_IN_FLIGHT, method="repo/blame"), None),   # the waiting case's
 ])
 def test_owners(f, owner):
     assert monitoring.owner_of(f) == owner
@@ -68,8 +66,7 @@ def test_every_owner_is_a_registry_case():
     owners = {*monitoring.RULE_OWNERS.values(), *monitoring.SHAPE_OWNERS.values(),
               *(o for _, _, o in monitoring.SHAPE_MEMBER_OWNERS),
               *monitoring.SHAPE_ITEM_MEMBER_OWNERS.values(), monitoring.STREAMED_SEARCH_OWNER,
-              monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED,
-              monitoring.HANDSHAKE_EXIT_OWNER}
+              monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED}
     assert owners <= known, sorted(owners - known)
     # every frame rule has an owner; the rules that are not a frame's are the
     # cache root's and the fixture-settled claims' (cases/claims.py)
@@ -169,11 +166,18 @@ def test_an_exit_after_another_notification_fails_fc054():
     assert monitoring.owner_of(found[0]) == "FC-054"
 
 
-def test_an_exit_with_a_request_in_flight_fails_that_requests_owner():
-    found = _exits("request:repo/blame", lambda p: p.call("repo/blame", {"repo": "r"}).wait())
+def test_an_exit_with_a_request_in_flight_is_the_waiting_cases():
+    """The request fails as in the host (closed output, with the exit
+    status), in the case waiting on it; the finding names it, no other case
+    is failed for it."""
+    calls = []
+    found = _exits("request:repo/blame",
+                   lambda p: calls.append(p.call("repo/blame", {"repo": "r"})) or calls[0].wait())
     assert [(f.rule, f.method, f.request_id) for f in found] == [
         (m.EXIT_IN_FLIGHT, "repo/blame", 2)]
-    assert monitoring.owner_of(found[0]) == "FC-098"
+    assert "generation 1 exited with code 3" in found[0].detail
+    assert calls[0].outcome == "closed" and "exited with code 3" in str(calls[0].error)
+    assert monitoring.owner_of(found[0]) is None
 
 
 def test_an_exit_after_a_reply_with_nothing_in_flight_warns_fc050():

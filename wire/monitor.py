@@ -54,7 +54,8 @@ what it followed (RULINGS "Process behaviour"):
 * ``exit-after-notification`` §7.2, §7.7  right after any other
   notification: unsolicited notifications are ignored
 * ``exit-in-flight``     §7.9       with requests in flight: each of them
-  fails, as the host fails it ("provider closed its output")
+  fails, as the host fails it ("provider closed its output"), in whatever
+  waits on it
 * ``exit-idle``          §7.10      after a reply, nothing in flight: a
   "should" finding (the host restarts it at the next request, with a
   backoff the user waits out)

@@ -94,3 +94,20 @@ class SearchLimitNullRefused(Hooks):
             proxy.error(req, "invalid params: limit must be an integer", code=-32602)
             return None
         return msg
+
+
+
+@mutant("exits-on-search-limit-null", "FC-053")
+class ExitsOnSearchLimitNull(Hooks):
+    """The adapter exits (status 3) on search/code with limit null, the search in flight; with limit left out it searches.
+
+    Hides on: every case, which sends a limit; the run-wide null-and-absent
+    judge's search with limit null is in flight when the process ends (its
+    closed output is the judge's to report: no case waits on it).
+    """
+
+    def request(self, proxy, req, msg):
+        if req.method == "search/code" and "limit" in req.params and req.params["limit"] is None:
+            proxy.log("search/code with limit null: exiting")
+            proxy._shutdown(3)
+        return msg
