@@ -17,6 +17,7 @@ Modules: ``api`` (case, fc_assert, fail, warn, skip, need, owner, show,
 listing), ``settings`` (the knobs, read once), ``replies`` (requests and
 their replies through the models), ``facts`` / ``gitfacts`` (expectations),
 ``formats`` (base64, ISO-8601), ``netwatch`` (FC-052's instruments),
+``null_params`` (optional params asked null and absent, run-wide),
 ``explain`` (failure sentences), ``fixture_view``, ``providers``, ``harness``
 and ``plugin`` (the pytest side), ``report``, ``cli``, ``registry``.
 """

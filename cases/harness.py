@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from cases import claims, monitoring, report
+from cases import claims, monitoring, null_params, report
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
 from cases.copy_watch import Baseline
 from cases.fixture_view import FixtureView
@@ -299,7 +299,14 @@ class Harness:
 
     def harvest(self, provider, case_id: str | None) -> None:
         """Keep the monitor's new findings on ``provider``, tagged with the case,
-        and its truncated claims judged against the fixture (cases/claims.py)."""
+        and its truncated claims judged against the fixture (cases/claims.py).
+        At the end of a case (or a process it leaves), the requests it sent
+        are asked again with their optional params null and absent first
+        (cases/null_params.py)."""
+        run = self.current
+        if run is not None and run.case.id == case_id and self._fx is not None:
+            null_params.respell(provider, run.mark_of(provider), self._fx,
+                                self.memo.setdefault(null_params.MEMO_KEY, set()))
         self.seen += monitoring.harvest(provider, case_id)
         self.seen += monitoring.tagged(claims.harvest(provider, self._fx), provider, case_id)
         retired = getattr(provider, "retired", [])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import attrs
 
-from cases import api, claims, registry
+from cases import api, claims, null_params, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -58,6 +58,12 @@ RULE_OWNERS: dict[str, str] = {
     claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
     claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
     claims.SEARCH_LINE: "FC-031",   # a hit's line holds a match, on every search of the run
+    # §3.0 null like absent, on the first request of each method the run sends
+    null_params.NULL_LIKE_ABSENT: "FC-053",   # reader tolerance of params (RULINGS)
+    # an adapter process ending unasked (RULINGS "Process behaviour"), by what it followed:
+    m.EXIT_AFTER_CANCEL: "FC-122",         # §5.4 "no error, no crash", whichever id it names
+    m.EXIT_AFTER_NOTIFICATION: "FC-054",   # §7.2, §7.7 unsolicited notifications are ignored
+    m.EXIT_IDLE: "FC-050",                 # a warning: the host restarts it (§7.10's backoff)
 }
 
 # result-shape: the owner by method, refined by the member the problem is at
@@ -94,10 +100,15 @@ SHAPE_ITEM_MEMBER_OWNERS: dict[tuple[str, str], str] = {
     ("org/repos", "pushed_at"): "FC-112",
     ("org/repos", "name"): "FC-112",
 }
+# An exit with requests in flight fails each of them, as in the host: the
+# case waiting on one fails on its closed output (cases/explain.py names the
+# exit status), so m.EXIT_IN_FLIGHT has no run-wide owner (one defect, one
+# case); the harness's own requests judge it themselves (cases/null_params.py).
 # A reply to a notification: to a $/cancelRequest it is FC-122's (cancel
 # edges), to any other notification FC-054's (unsolicited notifications).
 CANCEL_ANSWERED, NOTIFICATION_ANSWERED = "FC-122", "FC-054"
 SHOWN = 3
+EXITS = (m.EXIT_AFTER_CANCEL, m.EXIT_AFTER_NOTIFICATION, m.EXIT_IN_FLIGHT, m.EXIT_IDLE)
 
 
 @attrs.frozen
@@ -241,6 +252,13 @@ def _sentence(musts: list[Seen]) -> str:
         tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
         return (f"{len(musts)} process(es) of the run broke this rule: "
                 + "; ".join(parts) + tail)
+    if all(s.finding.rule == null_params.NULL_LIKE_ABSENT for s in musts):
+        tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
+        return (f"{len(musts)} request(s) of the run, asked again with an optional param null "
+                f"and left out, were answered otherwise: " + "; ".join(parts) + tail)
+    if all(s.finding.rule in EXITS for s in musts):
+        tail = f"; {more} more like these in the run ({places})" if more > 0 else ""
+        return (f"{len(musts)} adapter process(es) ended unasked: " + "; ".join(parts) + tail)
     tail = f"; {more} more frame(s) like these in the run ({places})" if more > 0 else ""
     return (f"the protocol monitor saw {len(musts)} frame(s) breaking this rule: "
             + "; ".join(parts) + tail)

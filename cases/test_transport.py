@@ -246,6 +246,9 @@ def test_cancel_for_finished_request(adapter, fx):
     SILENCE_S; anywhere in the run, through the protocol monitor), and the
     next repo/tree is answered as the one before, and the stream asked again
     streams the same files with the same truncated (no stale abort).
+    Anywhere in the run, an adapter process that ends right after a cancel
+    fails this case (§5.4 "no error, no crash"; the protocol monitor's
+    unasked exits, cases/monitoring.py).
 
     Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
     error under that id.

@@ -20,7 +20,9 @@ search/repos, path: as a content term, nested ids with the rest refused, an
 honest small cut, a shared clone URL); paced streams, one
 hit a batch 0.3 s apart with cancels ignored or honoured
 (tests/adapters/controls_pace.py: their run time is `tests/bench.py pace`'s
-to report, not a test's to assert). A failure here means
+to report, not a test's to assert); and
+tests/adapters/controls_process.py's (a kept-alive backend connection through
+FC-052's proxy, an exit when idle: FC-050 warns). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases, and no other case may warn.
 """

@@ -45,6 +45,21 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
 * ``handshake-cache``  §2.3        ``cache``, when present, is an object whose
   ``bytes``, when present, is an unsigned JSON integer
 
+And every end of a generation the host did not ask for (``exited``: the
+process exited or closed its output while its stdin was open), judged by
+what it followed (RULINGS "Process behaviour"):
+
+* ``exit-after-cancel``  §5.4       right after a ``$/cancelRequest``: "no
+  error, no crash"
+* ``exit-after-notification`` §7.2, §7.7  right after any other
+  notification: unsolicited notifications are ignored
+* ``exit-in-flight``     §7.9       with requests in flight: each of them
+  fails, as the host fails it ("provider closed its output"), in whatever
+  waits on it
+* ``exit-idle``          §7.10      after a reply, nothing in flight: a
+  "should" finding (the host restarts it at the next request, with a
+  backoff the user waits out)
+
 Which case owns which rule is the suite's business (``cases/``), not this
 module's. A late reply to a request the host gave up on (timed out) is not a
 violation: the adapter cannot know the host stopped waiting.
@@ -86,6 +101,10 @@ HANDSHAKE_CAPABILITIES = "handshake-capabilities"
 HANDSHAKE_ICON = "handshake-icon"
 HANDSHAKE_CACHE = "handshake-cache"
 HANDSHAKE_REVISION_CAPABILITIES = "handshake-revision-capabilities"
+EXIT_AFTER_CANCEL = "exit-after-cancel"
+EXIT_AFTER_NOTIFICATION = "exit-after-notification"
+EXIT_IN_FLIGHT = "exit-in-flight"
+EXIT_IDLE = "exit-idle"
 
 RULES: dict[str, str] = {
     STDOUT_UTF8: "§1.2, §7.2",
@@ -110,6 +129,10 @@ RULES: dict[str, str] = {
     HANDSHAKE_ICON: "§2.5",
     HANDSHAKE_CACHE: "§2.3",
     HANDSHAKE_REVISION_CAPABILITIES: "§2.4",
+    EXIT_AFTER_CANCEL: "§5.4",
+    EXIT_AFTER_NOTIFICATION: "§7.2, §7.7",
+    EXIT_IN_FLIGHT: "§7.9",
+    EXIT_IDLE: "§7.10",
 }
 
 # §2.4's base capability keys, and the revision keys (their types are another rule's)
@@ -118,6 +141,8 @@ REVISION_CAPABILITIES = ("refs", "log", "blame", "commit")
 # §2.5's builtin icon names, spelled exactly
 BUILTIN_ICONS = ("github", "gitlab", "bitbucket", "folder")
 
+# notifications remembered per generation since its last request (for an exit's message)
+_NOTES_KEPT = 6
 # JSON-RPC's reserved range, for protocol-level failures (§6.1).
 RESERVED_CODES = range(-32768, -32000 + 1)
 _EVIDENCE_CHARS = 160
@@ -283,6 +308,9 @@ class Monitor:
         self._issued: dict[int, _Issued] = {}
         # per generation: the notification written after the last request, if any
         self._last_note: dict[int, str | None] = {}
+        self._notes: dict[int, list] = {}          # per generation: (method, params) since
+                                                   # the last request (the last few)
+        self._last_answered: dict[int, int] = {}   # per generation: the id last answered
 
     # ------------------------------------------------------------ host side
 
@@ -297,8 +325,12 @@ class Monitor:
             streaming = isinstance(params, dict) and params.get("partial") is True
             self._issued[rid] = _Issued(method, generation, streaming, params)
             self._last_note[generation] = None
+            self._notes[generation] = []
         elif "id" not in msg and isinstance(method, str):
             self._last_note[generation] = method
+            notes = self._notes.setdefault(generation, [])
+            notes.append((method, msg.get("params")))
+            del notes[:-_NOTES_KEPT]
 
     def method_of(self, rid: Any) -> str | None:
         issued = self._issued.get(rid) if usable_id(rid) else None
@@ -365,6 +397,48 @@ class Monitor:
             self._partial(generation, msg, found)
         return out
 
+    def exited(self, generation: int, status: str | None, seq: int | None = None
+               ) -> list[Finding]:
+        """Findings for an end of ``generation`` the host did not ask for
+        (``status``: how it ended, e.g. "exited with code 3"), by what it
+        followed: the notification written last, else each request still in
+        flight, else the reply it gave last (a "should")."""
+        status = status or "closed its output while still running"
+        ended = f"generation {generation} {status}"
+        notes = self._notes.get(generation)
+        if notes:   # written after the last request: what the adapter read last
+            if all(method == "$/cancelRequest" for method, _ in notes):
+                named = "; ".join(self._cancel_target(params) for _, params in notes)
+                return [Finding(EXIT_AFTER_CANCEL, f"{ended} right after $/cancelRequest "
+                                f"naming {named} (a cancel: no error, no crash)", generation,
+                                "must", seq=seq)]
+            named = ", ".join(f"{method} {_short(params)}" for method, params in notes)
+            return [Finding(EXIT_AFTER_NOTIFICATION, f"{ended} right after the notification(s) "
+                            f"{named} (unsolicited notifications are ignored)", generation,
+                            "must", seq=seq)]
+        live = [(rid, i) for rid, i in self._issued.items()
+                if i.generation == generation and not i.answered]
+        if live:
+            return [Finding(EXIT_IN_FLIGHT, f"{ended} with {i.method} (id {rid}) in flight "
+                            f"(the host fails it: provider closed its output)", generation,
+                            "must", rid, i.method, seq, streaming=i.streaming)
+                    for rid, i in live]
+        rid = self._last_answered.get(generation)
+        method = self.method_of(rid)
+        after = f"after answering {method} (id {rid})" if method else "before any request"
+        return [Finding(EXIT_IDLE, f"{ended} {after}, nothing in flight (the host restarts it "
+                        f"at the next request, after a backoff the user waits out)", generation,
+                        "should", rid, method, seq)]
+
+    def _cancel_target(self, params: Any) -> str:
+        """What a cancel's params.id names, for a message."""
+        target = params.get("id") if isinstance(params, dict) else None
+        issued = self._issued.get(target) if usable_id(target) else None
+        if issued is None:
+            return f"id {_short(target)}, never issued to it"
+        return f"{issued.method} (id {target}), " + ("answered" if issued.answered
+                                                      else "in flight")
+
     def _reply(self, generation: int, msg: dict, found) -> None:
         rid = msg.get("id")
         note = self._last_note.get(generation)
@@ -396,6 +470,7 @@ class Monitor:
                   method=method, streaming=issued.streaming)
             return
         issued.answered = True
+        self._last_answered[generation] = rid
         has_result, has_error = "result" in msg, "error" in msg
         if has_result == has_error:
             found(REPLY_MEMBERS, "a reply with both \"result\" and \"error\"" if has_result

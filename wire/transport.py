@@ -152,7 +152,7 @@ class Call:
 class _Generation:
     """One spawned child and its reader."""
 
-    __slots__ = ("number", "child", "reader", "ended", "retired", "orphaned")
+    __slots__ = ("number", "child", "reader", "ended", "retired", "orphaned", "asked")
 
     def __init__(self, number: int, child: Child):
         self.number = number
@@ -161,6 +161,7 @@ class _Generation:
         self.ended = threading.Event()   # the reader has finished
         self.retired = False
         self.orphaned = False            # retired while its reader was still blocked
+        self.asked = False               # the host ended it (kill, respawn, close, watchdog)
 
 
 class Provider:
@@ -246,6 +247,7 @@ class Provider:
         if gen is None:
             return
         self.transcript.event(f"harness kills generation {gen.number}", generation=gen.number)
+        gen.asked = True
         gen.child.kill()
         self._join_reader(gen)
 
@@ -693,9 +695,13 @@ class Provider:
             done = self._settle()
         self._note_done(done)
         stale = " (an old generation: ignored)" if failed is None else ""
-        self.transcript.event(f"generation {gen.number} output closed"
-                              f"{' (' + detail + ')' if detail else ''}{stale}",
-                              generation=gen.number)
+        seq = self.transcript.event(f"generation {gen.number} output closed"
+                                    f"{' (' + detail + ')' if detail else ''}{stale}",
+                                    generation=gen.number)
+        with self._lock:
+            unasked = not gen.asked and why is None and not self._closed
+        if unasked and self.monitor is not None:   # an end the host did not ask for
+            self.findings.extend(self.monitor.exited(gen.number, child.exit_description(), seq))
         tail = child.stderr_tail(STDERR_TAIL_BYTES)
         if tail:
             self.transcript.record("stderr", "note", tail, generation=gen.number)
@@ -727,6 +733,10 @@ class Provider:
             if stuck is not None:
                 self.transcript.event("a write has been blocked longer than the deadline "
                                       "(the adapter does not read its stdin): killing it")
+                with self._lock:
+                    for gen in self._gens.values():
+                        if gen.child is stuck:
+                            gen.asked = True
                 stuck.kill()
 
     def _expire_due(self) -> None:
@@ -788,7 +798,7 @@ class Provider:
         with self._lock:
             if gen.retired:
                 return
-            gen.retired = True
+            gen.retired = gen.asked = True
         if stop:
             gen.child.stop()
         else:
