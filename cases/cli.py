@@ -102,10 +102,37 @@ def _parser() -> argparse.ArgumentParser:
                    help="re-send the host side of a saved case transcript to the adapter and "
                         "say where its frames now differ")
     p.add_argument("--version", action="store_true", help="print the version and exit")
+    _explore_options(p)
     p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
     p.add_argument("--self-test", action="store_true",
                    help="run the suite's own tests (pytest over tests/) instead")
     return p
+
+
+def _explore_options(p: argparse.ArgumentParser) -> None:
+    """--explore and its knobs (cases/explore: drawn repositories, shrunk findings)."""
+    p.add_argument("--explore", action="store_true",
+                   help="judge the adapter on hypothesis-drawn repositories and request "
+                        "programs instead of the cases; a violation is shrunk and reproduced")
+    p.add_argument("--seed", metavar="S", help="--explore: the seed (a number, or random; "
+                   "default fixed)")
+    p.add_argument("--budget", metavar="SECONDS", type=float,
+                   help="--explore: stop drawing new examples after this long (default 60)")
+    p.add_argument("--examples", metavar="N", type=int,
+                   help="--explore: draw N examples instead of a time budget")
+
+
+def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> int | None:
+    """Run --explore when asked (None otherwise); its knobs alone are bad usage."""
+    if not args.explore:
+        if args.seed is not None or args.budget is not None or args.examples is not None:
+            raise UsageError("--seed, --budget and --examples go with --explore")
+        return None
+    if extra or args.case or args.group or args.list or args.replay:
+        raise UsageError("--explore takes only --seed, --budget or --examples, --json and an "
+                         "adapter after `--`")
+    from cases.explore import runner
+    return runner.main(args, adapter)
 
 
 def _jobs(text: str) -> int:
@@ -166,6 +193,9 @@ def _main(argv: list[str]) -> int:
     if args.version:
         print(f"{PROG} {invocation.version()} (protocol {_protocol()})")
         return EXIT_OK
+    explored = _explore(args, extra, adapter)
+    if explored is not None:
+        return explored
     if args.replay:
         if extra or args.list:
             raise UsageError("--replay takes only an adapter after `--`")
