@@ -128,11 +128,34 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
         if args.seed is not None or args.budget is not None or args.examples is not None:
             raise UsageError("--seed, --budget and --examples go with --explore")
         return None
-    if extra or args.case or args.group or args.list or args.replay:
+    if extra or args.case or args.group or args.list or args.replay or args.rerun_failed:
         raise UsageError("--explore takes only --seed, --budget or --examples, --json and an "
                          "adapter after `--`")
+    if args.budget is not None and args.examples is not None:
+        raise UsageError("--budget and --examples exclude each other")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError("--budget wants a positive number of seconds")
+    if args.examples is not None and args.examples < 1:
+        raise UsageError("--examples wants a whole number of at least 1")
+    seed = args.seed if args.seed is not None else "default"
+    if seed not in ("default", "random") and not seed.isdigit():
+        raise UsageError(f"--seed wants a whole number or random, not {seed!r}")
     from cases.explore import runner
-    return runner.main(args, adapter)
+    from cases.settings import Settings, UsageError as BadKnob
+    try:
+        settings = Settings.from_env(adapter)
+    except BadKnob as exc:
+        raise UsageError(str(exc)) from None
+    check_adapter(settings.adapter)
+    previous = _catch_stop_signals()   # the adapter's tree and the drawn sets go first
+    try:
+        return runner.main(settings, seed=seed, budget_s=args.budget, examples=args.examples,
+                           json_path=args.json)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    finally:
+        _restore(previous)
 
 
 def _jobs(text: str) -> int:

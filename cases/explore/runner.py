@@ -6,12 +6,13 @@ hypothesis over ``cases.explore.machine.Explore`` from a fixed seed, with the
 example database in ``folder/examples`` (a failure found once is tried first
 next time). It stops drawing new examples when the budget is spent (or after
 ``examples``); a violation stops the drawing, and hypothesis shrinks the
-drawn set and the program for at most ``SHRINK_S``. The smallest failing
+drawn set and the program until the budget is spent, for ``SHRINK_S`` at
+least (with ``examples``: for ``SHRINK_S``). The smallest failing
 example of the first owner found is the finding: its program, the drawn set
 (written again, byte for byte, into ``folder/drawn``), the wire transcript
 (``folder/transcript.jsonl``) and the command that reproduces it.
 
-``main(args, adapter)`` is the CLI's side: it prints the verdict, writes the
+``main(settings, ...)`` is the CLI's side: it prints the verdict, writes the
 JSON report (the cases' top-level shape; one row per case explore judges)
 and returns the exit code (0 nothing found, 1 a violation, 2 cannot run).
 """
@@ -32,7 +33,7 @@ from cases.explore import judges as J
 
 DEFAULT_SEED = 20260601
 DEFAULT_BUDGET_S = 60.0
-SHRINK_S = 30.0          # shrinking stops drawing new candidates after this long
+SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
@@ -59,6 +60,7 @@ class Context:
     temp: Path
     budget_end: float | None
     max_examples: int | None
+    shrink_s: float = 30.0
     examples: int = 0
     requests: int = 0
     first_found_at: float | None = None
@@ -75,7 +77,7 @@ class Context:
         if self.first_found_at is None:
             if self.budget_end is not None and now >= self.budget_end:
                 raise BudgetSpent()
-        elif now >= self.first_found_at + SHRINK_S:
+        elif now >= max(self.first_found_at + self.shrink_s, self.budget_end or 0.0):
             reject()               # shrinking is over: no new candidate runs
         self.examples += 1
 
@@ -100,7 +102,7 @@ class Context:
             self.first_found_at = time.monotonic()
             self.first_failure_example = self.examples
         files, size = machine.drawn.size()
-        key = (len(machine.program), files, size)
+        key = (files, len(machine.program), size)
         best = self.failures.get(violation.case_id)
         if best is not None and best.size <= key:
             return
@@ -111,8 +113,9 @@ class Context:
 
 
 def explore(settings, *, seed: int, budget_s: float | None, examples: int | None,
-            folder: Path, temp: Path) -> Context:
-    """Run the exploration; the returned Context holds what was found."""
+            folder: Path, temp: Path, shrink_s: float = None) -> Context:
+    """Run the exploration; the returned Context holds what was found.
+    ``shrink_s`` bounds shrinking (default SHRINK_S)."""
     from hypothesis import HealthCheck, Phase, Verbosity
     from hypothesis import seed as seeded
     from hypothesis import settings as hsettings
@@ -122,7 +125,8 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
     from cases.explore.machine import BudgetSpent, Explore
 
     start = time.monotonic()
-    ctx = Context(settings, temp, None if examples else start + budget_s, examples)
+    ctx = Context(settings, temp, None if examples else start + budget_s, examples,
+                  SHRINK_S if shrink_s is None else shrink_s)
     machine = type("Explore", (Explore,), {"ctx": ctx})
     machine = seeded(seed)(machine)
     hs = hsettings(max_examples=examples or 1_000_000, deadline=None,
@@ -140,67 +144,45 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
     return ctx
 
 
-def parse_seed(text: str | None) -> tuple[int, bool]:
-    """(the seed, drawn at random?) from --seed (a number or "random")."""
-    if text is None:
-        return DEFAULT_SEED, False
-    if text == "random":
-        return int.from_bytes(os.urandom(4), "big"), True
-    try:
-        return int(text), False
-    except ValueError:
-        from cases.cli import UsageError
-        raise UsageError(f"--seed wants a whole number or 'random', not {text!r}") from None
-
-
-def main(args, adapter: list[str]) -> int:
-    """The CLI's --explore: returns the exit code."""
+def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
+         json_path: str | None) -> int:
+    """The CLI's --explore (options checked there): prints the verdict, writes
+    the JSON report, returns the exit code. ``seed``: digits, "default" or
+    "random"."""
     from cases import invocation
-    from cases.cli import UsageError
-    from cases.settings import Settings
-    from cases.settings import UsageError as KnobError
+    from cases.explore.machine import CannotRun
+    from cases.settings import make_temp_area
 
-    if args.budget is not None and args.examples is not None:
-        raise UsageError("--budget and --examples exclude each other")
-    if args.budget is not None and not args.budget > 0:
-        raise UsageError("--budget wants a positive number of seconds")
-    if args.examples is not None and args.examples < 1:
-        raise UsageError("--examples wants a whole number of at least 1")
-    seed, drawn_at_random = parse_seed(args.seed)
-    try:
-        settings = Settings.from_env(adapter)
-    except KnobError as exc:
-        raise UsageError(str(exc)) from None
-    from cases.cli import check_adapter
-    check_adapter(settings.adapter)
-    budget = args.budget if args.budget is not None else DEFAULT_BUDGET_S
-    folder = explore_folder(args.json)
+    if seed == "random":
+        number = int.from_bytes(os.urandom(4), "big")
+        print(f"forge-conformance explore: --seed random drew seed {number}", flush=True)
+    else:
+        number = DEFAULT_SEED if seed == "default" else int(seed)
+    budget = budget_s if budget_s is not None else DEFAULT_BUDGET_S
+    folder = explore_folder(json_path)
     folder.mkdir(parents=True, exist_ok=True)
-    if drawn_at_random:
-        print(f"forge-conformance explore: --seed random drew seed {seed}", flush=True)
-    temp = Path(tempfile.mkdtemp(prefix="forge-explore-", dir=os.environ.get("FORGE_TMPDIR")))
+    temp = make_temp_area("forge-explore-")
     began = time.monotonic()
     try:
-        from cases.explore.machine import CannotRun
         try:
-            ctx = explore(settings, seed=seed, budget_s=budget, examples=args.examples,
+            ctx = explore(settings, seed=number, budget_s=budget, examples=examples,
                           folder=folder, temp=temp)
         except CannotRun as exc:
             print(f"forge-conformance: {exc}", file=sys.stderr, flush=True)
             return EXIT_CANNOT_RUN
         took = time.monotonic() - began
-        again = [invocation.command(), "--explore", "--seed", str(seed)]
-        again += ["--examples", str(args.examples)] if args.examples else ["--budget", f"{budget:g}"]
-        if args.json:
-            again += ["--json", args.json]
+        again = [invocation.command(), "--explore", "--seed", str(number)]
+        again += ["--examples", str(examples)] if examples else ["--budget", f"{budget:g}"]
+        if json_path:
+            again += ["--json", json_path]
         if not settings.reference:
             again += ["--", shlex.join(settings.adapter)]
         command = " ".join(again)
         found = ctx.failures.get(ctx.first_owner) if ctx.first_owner else None
         evidence = write_evidence(found, folder) if found else None
-        print(summary(ctx, found, evidence, seed, took, command, folder), flush=True)
-        if args.json:
-            write_json(Path(args.json), ctx, found, evidence, seed, budget, args.examples, took,
+        print(summary(ctx, found, evidence, number, took, command, folder), flush=True)
+        if json_path:
+            write_json(Path(json_path), ctx, found, evidence, number, budget, examples, took,
                        command, folder, settings)
         return EXIT_FAILED if found else EXIT_OK
     finally:
@@ -227,7 +209,8 @@ def write_evidence(found: Failure, folder: Path) -> dict:
     program.write_text("\n".join(found.program) + "\n", encoding="utf-8")
     (folder / "drawn.json").write_text(json.dumps(found.drawn.describe(), ensure_ascii=False,
                                                   indent=1) + "\n", encoding="utf-8")
-    return {"drawn": str(target), "transcript": str(transcript), "program": str(program)}
+    return {"drawn": str(target), "transcript": str(transcript), "program_file": str(program),
+            "files": [f"{r.name}/{p}" for r in found.drawn.repos for p, _ in r.files]}
 
 
 def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, folder) -> str:
@@ -241,7 +224,8 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
              f"shrunk program ({len(found.program)} requests, on {len(found.drawn.repos)} "
              f"repositories, {files} files, {size} bytes):"]
     lines += [f"  {i + 1}. {s}" for i, s in enumerate(found.program)]
-    lines += ["", f"the drawn repositories: {evidence['drawn']}",
+    lines += ["", f"the drawn repositories: {evidence['drawn']} (what each holds: "
+              f"{folder / 'drawn.json'})",
               f"the wire transcript: {evidence['transcript']}",
               f"the example database: {folder / 'examples'} (tried first next time)",
               f"first failure at example {ctx.first_failure_example}",
