@@ -4,7 +4,8 @@ reference clean.
 The drawn sets are checked directly (deterministic byte for byte, the adapter
 contract kept, terms planted where the set says). The judges written for
 explore are checked on hand-made replies. Then real `python3 run --explore`
-runs, a few at a time (they mostly wait on their adapters): each explore
+runs, a few at a time (they mostly wait on their adapters), the action's
+`explore` input among them: each explore
 mutant (tests/adapters/mutants_explore.py, green on every canonical case) is
 found with the default seed within a small budget, attributed to the case
 that owns its rule, and shrunk to a handful of files; the reference adapter
@@ -66,6 +67,7 @@ def runs(tmp_path_factory):
         futures = {name: pool.submit(_explore, tmp_path_factory.mktemp(name.replace(":", "-")),
                                      *options, adapter=adapter)
                    for name, (options, adapter) in jobs.items()}
+        futures["action"] = pool.submit(_action_run, tmp_path_factory.mktemp("action"))
         return {name: f.result() for name, f in futures.items()}
 
 
@@ -221,3 +223,51 @@ def test_explore_usage_errors_exit_2(options, says):
     proc = subprocess.run([sys.executable, str(ROOT / "run"), *options], cwd=ROOT, env=_env(),
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+def _action_step(name: str) -> str:
+    """The `run:` script of one step of action.yml (the lines indented deeper
+    than its `run: |` key), as tests/test_packaging.py reads it."""
+    lines = (ROOT / "action.yml").read_text("utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.strip() == f"- name: {name}")
+    key = next(i for i in range(start, len(lines)) if lines[i].strip() == "run: |")
+    indent = len(lines[key]) - len(lines[key].lstrip())
+    body = []
+    for ln in lines[key + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+            break
+        body.append(ln[indent + 2:])
+    return "\n".join(body) + "\n"
+
+
+def _action_run(tmp_path: Path) -> dict:
+    """action.yml's suite step with explore: 'true', by bash as the runner
+    would (inputs as env), against an explore mutant; the installed console
+    script is stood in for by `run` (a few examples, not the default budget)."""
+    bin_dir = tmp_path / "runner" / "forge-conformance-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    stand_in = bin_dir / "forge-conformance"
+    stand_in.write_text(f'#!/usr/bin/env bash\nif [ "$1" = "--explore" ]; then set -- "$@" '
+                        f'--examples 6; fi\nexec {sys.executable} {ROOT / "run"} "$@"\n')
+    stand_in.chmod(0o755)
+    outputs = tmp_path / "github_output"
+    mutant = f"{sys.executable} -S {MUTANTS} lines-splitlines"
+    env = {**_env(), "RUNNER_TEMP": str(tmp_path / "runner"), "GITHUB_OUTPUT": str(outputs),
+           "FORGE_PROVIDER": mutant, "FORGE_KNOWN_FAILURES": "", "FORGE_LEVEL": "",
+           "FORGE_STRICT": "false", "FORGE_ARGS": "--case FC-031", "FORGE_REPORT_DIR": "out",
+           "FORGE_EXPLORE": "true"}
+    proc = subprocess.run(["bash", "-c", _action_step("Run the suite")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    return {"proc": proc, "dir": tmp_path, "outputs": outputs}
+
+
+def test_the_actions_explore_input_runs_explore_after_the_cases(runs):
+    """explore: 'true' runs --explore after the cases, its report in the report
+    dir, and a finding fails the step although every case passed."""
+    proc, tmp_path, outputs = runs["action"]["proc"], runs["action"]["dir"], runs["action"]["outputs"]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert cases["summary"]["failed"] == 0, "the canonical case passes"
+    found = json.loads((tmp_path / "out" / "explore.json").read_text())
+    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == ["FC-031"]
+    assert outputs.read_text().splitlines() == ["exit-code=1", "report=out/report.json"]
