@@ -19,20 +19,18 @@ settings, where to write, the clock, and the record of what failed.
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from cases import monitoring
 from cases.explore import judges as J
+from cases.formats import b64_loose   # bytes, not the encoding: strictness is the monitor's (FC-024)
 from cases.settings import CACHE_BYTES, CACHE_PROVIDER
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
@@ -268,7 +266,7 @@ class Explore(RuleBasedStateMachine):
         params = {"repo": repo, "sha": sha}
         result, _ = self.ask("repo/blob", params, J.BLOB)
         model = read(result, Blob).model
-        got = _b64(model.bytes_b64) if model is not None else None
+        got = b64_loose(model.bytes_b64) if model is not None else None
         if got is not None and got != data:
             self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
@@ -370,7 +368,7 @@ class Explore(RuleBasedStateMachine):
         model = read(result, BlobAt).model
         if model is None:
             return
-        got = _b64(model.bytes_b64)
+        got = b64_loose(model.bytes_b64)
         what = f"repo/blob_at {_show(params)}"
         if got is not None and got != files[path]:
             self.fail(J.BLOB_AT, what, f"the {len(files[path])} bytes of the file at that ref "
@@ -420,10 +418,3 @@ def _pick(items, i: int):
 def _show(params: dict) -> str:
     import json
     return json.dumps(params, ensure_ascii=False)
-
-
-def _b64(text) -> bytes | None:
-    try:
-        return base64.b64decode(text, validate=True) if isinstance(text, str) else None
-    except ValueError:
-        return None                         # strictness is the monitor's (FC-024)
