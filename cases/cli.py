@@ -131,6 +131,8 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
     if extra or args.case or args.group or args.list or args.replay or args.rerun_failed:
         raise UsageError("--explore takes only --seed, --budget or --examples, --json and an "
                          "adapter after `--`")
+    if args.json == "-":
+        raise UsageError("--json needs a PATH")
     if args.budget is not None and args.examples is not None:
         raise UsageError("--budget and --examples exclude each other")
     if args.budget is not None and not args.budget > 0:
