@@ -26,6 +26,7 @@ every frame besides; explore hands its findings to their owners unchanged.
 from __future__ import annotations
 
 import re
+import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 
@@ -72,7 +73,10 @@ class Violation:
 
 def _listing(items, n: int = SHOWN) -> str:
     items = sorted(items)
-    shown = ", ".join(repr(i) for i in items[:n])
+    # NFC and NFD spellings look alike: spell the code points out where they differ
+    spell = ascii if any(isinstance(i, str) and unicodedata.normalize("NFC", i) != i
+                         for i in items) else repr
+    shown = ", ".join(spell(i) for i in items[:n])
     return shown + (f" and {len(items) - n} more" if len(items) > n else "")
 
 

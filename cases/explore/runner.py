@@ -244,7 +244,8 @@ def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples
                "message": "" if c.id in JUDGED else "not judged by --explore",
                "warnings": [], "duration_s": 0.0, "transcript": None}
         if found is not None and c.id == found.violation.case_id:
-            row.update(outcome="failed", message=found.violation.why,
+            v = found.violation
+            row.update(outcome="failed", message=f"{v.why}: expected {v.expected}; got {v.got}",
                        details=found.violation.sentence(), transcript=evidence["transcript"],
                        rerun=command, evidence={**evidence, "program": found.program})
         rows.append(row)
