@@ -68,6 +68,7 @@ class Context:
     failures: dict = field(default_factory=dict)     # owner -> Failure (smallest seen)
     first_failure_example: int | None = None
     built: dict = field(default_factory=dict)        # DrawnSet -> (folder, commit ids), newest last
+    budget_spent: bool = False
 
     def before_example(self) -> None:
         from hypothesis import reject
@@ -76,6 +77,7 @@ class Context:
         now = time.monotonic()
         if self.first_found_at is None:
             if self.budget_end is not None and now >= self.budget_end:
+                self.budget_spent = True
                 raise BudgetSpent()
         elif now >= max(self.first_found_at + self.shrink_s, self.budget_end or 0.0):
             reject()               # shrinking is over: no new candidate runs
@@ -139,7 +141,9 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
     except BudgetSpent:
         pass
     except Exception:   # noqa: BLE001  hypothesis re-raising what the context recorded
-        if not ctx.failures:
+        # ... or noticing that the example the budget cut short drew less than
+        # the same example did before (FlakyStrategyDefinition): not a finding
+        if not ctx.failures and not ctx.budget_spent:
             raise
     return ctx
 
