@@ -34,6 +34,7 @@ MUTANTS = ROOT / "tests" / "adapters" / "mutants_explore.py"
 BUDGET_S = 40          # each mutant run's budget (finding and shrinking)
 REFERENCE_SEEDS = (1, 2, 3)
 REFERENCE_EXAMPLES = 4
+REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cuts short is no error
 # Legal variations whose spellings a drawn judge could mistake for a violation:
 # commit ids in the backend's own vocabulary, and a hosted forge's https URLs.
 CONTROLS = ("opaque-commit-ids", "https-urls")
@@ -67,6 +68,7 @@ def runs(tmp_path_factory):
             for s in EXPLORE}
     jobs.update({f"reference:{n}": (("--seed", str(n), "--examples", str(REFERENCE_EXAMPLES)),
                                     None) for n in REFERENCE_SEEDS})
+    jobs["reference:budget"] = (("--budget", str(REFERENCE_BUDGET_S)), None)
     jobs.update({f"control:{c}": (("--examples", str(CONTROL_EXAMPLES)),
                                   [sys.executable, "-S", str(ROOT / "tests" / "mutant.py"), c])
                  for c in CONTROLS})
@@ -217,6 +219,12 @@ def test_the_reference_runs_clean(runs, n):
     rep = run["report"]
     assert rep["summary"]["failed"] == 0 and rep["explore"]["examples"] >= REFERENCE_EXAMPLES
     assert rep["explore"]["seed"] == n and rep["explore"]["requests"] > 0
+
+
+def test_the_reference_runs_clean_to_the_end_of_a_budget(runs):
+    run = runs["reference:budget"]
+    assert run["code"] == 0, run["stdout"][-3000:] + run["stderr"][-3000:]
+    assert "Traceback" not in run["stderr"] and run["report"]["explore"]["budget_s"] == REFERENCE_BUDGET_S
 
 
 @pytest.mark.parametrize("switch", CONTROLS)
