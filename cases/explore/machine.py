@@ -15,6 +15,9 @@ failure on its own).
 
 The runner (cases/explore/runner.py) hands the machine a ``Context``: the
 settings, where to write, the clock, and the record of what failed.
+
+Over 400 lines on purpose: one rule per request the host sends, each beside
+the expectations it computes for its reply.
 """
 
 from __future__ import annotations
