@@ -107,10 +107,62 @@ def _parser() -> argparse.ArgumentParser:
                         "exit 1 when a case newly fails")
     p.add_argument("--version", action="store_true",
                    help="print the version, the protocol and the matrix digest and exit")
+    _explore_options(p)
     p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
     p.add_argument("--self-test", action="store_true",
                    help="run the suite's own tests (pytest over tests/) instead")
     return p
+
+
+def _explore_options(p: argparse.ArgumentParser) -> None:
+    """--explore and its knobs (cases/explore: drawn repositories, shrunk findings)."""
+    p.add_argument("--explore", action="store_true",
+                   help="judge the adapter on hypothesis-drawn repositories and request "
+                        "programs instead of the cases; a violation is shrunk and reproduced")
+    p.add_argument("--seed", metavar="S", help="--explore: the seed (a number, or random; "
+                   "default fixed)")
+    p.add_argument("--budget", metavar="SECONDS", type=float,
+                   help="--explore: stop drawing new examples after this long (default 60)")
+    p.add_argument("--examples", metavar="N", type=int,
+                   help="--explore: draw N examples instead of a time budget")
+
+
+def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> int | None:
+    """Run --explore when asked (None otherwise); its knobs alone are bad usage."""
+    if not args.explore:
+        if args.seed is not None or args.budget is not None or args.examples is not None:
+            raise UsageError("--seed, --budget and --examples go with --explore")
+        return None
+    if extra or args.case or args.group or args.list or args.replay or args.rerun_failed:
+        raise UsageError("--explore takes only --seed, --budget or --examples, --json and an "
+                         "adapter after `--`")
+    if args.json == "-":
+        raise UsageError("--json needs a PATH")
+    if args.budget is not None and args.examples is not None:
+        raise UsageError("--budget and --examples exclude each other")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError("--budget wants a positive number of seconds")
+    if args.examples is not None and args.examples < 1:
+        raise UsageError("--examples wants a whole number of at least 1")
+    seed = args.seed if args.seed is not None else "default"
+    if seed not in ("default", "random") and not seed.isdigit():
+        raise UsageError(f"--seed wants a whole number or random, not {seed!r}")
+    from cases.explore import runner
+    from cases.settings import Settings, UsageError as BadKnob
+    try:
+        settings = Settings.from_env(adapter)
+    except BadKnob as exc:
+        raise UsageError(str(exc)) from None
+    check_adapter(settings.adapter)
+    previous = _catch_stop_signals()   # the adapter's tree and the drawn sets go first
+    try:
+        return runner.main(settings, seed=seed, budget_s=args.budget, examples=args.examples,
+                           json_path=args.json)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    finally:
+        _restore(previous)
 
 
 def _jobs(text: str) -> int:
@@ -181,6 +233,9 @@ def _main(argv: list[str]) -> int:
             return release.diff_main(*args.diff)
         except release.BadReport as exc:
             raise UsageError(str(exc)) from None
+    explored = _explore(args, extra, adapter)
+    if explored is not None:
+        return explored
     if args.replay:
         if extra or args.list:
             raise UsageError("--replay takes only an adapter after `--`")

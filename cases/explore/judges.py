@@ -1,0 +1,147 @@
+"""The judges explore applies to a reply about a drawn repository set.
+
+Each judge reads only the members its rule is about and returns a
+``Violation`` naming the case that owns the rule (cases.registry: the same
+owner a case failure names), or None. Expectations are handed in, computed
+from the drawn bytes and from git by the caller (cases/explore/machine.py).
+
+Rules the cases judge inline, written once here with the same owner, so a
+case can call them later instead of its own copy:
+
+* ``tree_problem``: FC-020's coverage (every path once, no path the tree
+  lacks; a tree that says truncated true may leave paths out) and FC-021's
+  typing, as cases/test_trees.py judges the canonical trees;
+* ``line_problem``: FC-031's line (1-based, split on ``\\n`` only, RULINGS;
+  the term in any case of letters), as cases/test_search.py and
+  cases/claims.py judge a fixture term's hits;
+* ``web_url_problem``: FC-114's URL for a path with `` #?%`` in it: a URL
+  (no raw blank or control character, every ``%`` an escape) in which the
+  path's hostile characters are escaped (cases/test_listings.py checks
+  only that a string comes back).
+
+The protocol monitor (wire/monitor.py, owners in cases/monitoring.py) judges
+every frame besides; explore hands its findings to their owners unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import urllib.parse
+from dataclasses import dataclass
+
+from cases import registry
+
+COVERAGE = registry.owner_of("coverage is")                  # FC-020
+TYPING = registry.owner_of("entry shas are")                 # FC-021
+CUT = registry.owner_of("walks cut without truncated: true are")   # FC-022
+BLOB = registry.owner_of("blob replies are")                 # FC-024
+SAME_ID = registry.owner_of("ids from one call to the next are")   # FC-010
+SHARED_ID = registry.owner_of("ids shared by different contents are")   # FC-012
+RESPAWN_ID = "FC-013"                                        # ids stable across respawns
+LINE = "FC-031"
+ONE_SHOT = registry.owner_of("one-shot search replies are")  # FC-070
+STREAMED = registry.owner_of("streamed replies are")         # FC-042
+REFS = registry.owner_of("refs replies are")                 # FC-090
+LOG = registry.owner_of("log replies are")                   # FC-094
+LOG_CUT = "FC-095"
+BLOB_AT = registry.owner_of("blob_at replies are")           # FC-096
+WEB_URL = "FC-114"
+
+URL_HOSTILE = " #?%"     # what a path must not carry raw into a URL (RFC 3986)
+_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: the owning case, why, expected and got."""
+    case_id: str
+    why: str
+    expected: str
+    got: str
+
+    @property
+    def case(self) -> registry.Case:
+        return registry.by_id(self.case_id)
+
+    def sentence(self) -> str:
+        c = self.case
+        return (f"[{c.id}] {c.title} ({c.spec}): {self.why}: expected {self.expected}; "
+                f"got {self.got}")
+
+
+def _listing(items, n: int = SHOWN) -> str:
+    items = sorted(items)
+    # NFC and NFD spellings look alike: spell the code points out where they differ
+    spell = ascii if any(isinstance(i, str) and unicodedata.normalize("NFC", i) != i
+                         for i in items) else repr
+    shown = ", ".join(spell(i) for i in items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def tree_problem(what: str, listed: list[tuple[str, str]], truncated: object,
+                 files: set[str], dirs: set[str]) -> Violation | None:
+    """``listed``: (path, type) of every entry as sent; ``files``/``dirs``: the
+    tree's paths. Coverage (FC-020) first, then typing (FC-021), then a
+    truncated true beside a complete walk (FC-022)."""
+    want = files | dirs
+    seen: dict[str, int] = {}
+    for path, _ in listed:
+        seen[path] = seen.get(path, 0) + 1
+    extra = set(seen) - want
+    twice = {p for p, n in seen.items() if n > 1}
+    missing = set() if truncated is True else want - set(seen)
+    if extra or twice or missing:
+        return Violation(COVERAGE, f"{what} lists every path of the tree exactly once",
+                         f"the {len(want)} paths of the drawn tree",
+                         f"missing {_listing(missing) or 'none'}; not in the tree "
+                         f"{_listing(extra) or 'none'}; twice {_listing(twice) or 'none'}")
+    wrong = [f"{p!r} as {t!r}" for p, t in listed
+             if (p in files and t != "blob") or (p in dirs and t != "tree")]
+    if wrong:
+        return Violation(TYPING, f"{what} types each entry as the tree holds it",
+                         '"blob" for files, "tree" for directories', ", ".join(wrong[:SHOWN]))
+    if truncated is True and not want - set(seen):
+        return Violation(CUT, f"{what} says truncated true", "truncated true only when the "
+                         "budget cut the walk", f"all {len(want)} paths listed")
+    return None
+
+
+def line_problem(line: object, data: bytes, term: str) -> str | None:
+    """Why a hit's ``line`` is not the 1-based line (split on \\n only) of a
+    match of ``term`` in ``data``, or None."""
+    if not isinstance(line, int) or isinstance(line, bool):
+        return None                        # its type is the shape rule's
+    needle = term.encode("utf-8").lower()
+    holding = [n for n, text in enumerate(data.split(b"\n"), 1) if needle in text.lower()]
+    if line < 1 or line not in holding:
+        splitlines = [n for n, text in enumerate(data.decode("utf-8", "replace").splitlines(), 1)
+                      if term in text.lower()]
+        hint = " (lines counted with str.splitlines?)" if line in splitlines else ""
+        return (f"line {line}; the term is on line(s) {', '.join(map(str, holding)) or 'none'} "
+                f"counting \\n only{hint}")
+    return None
+
+
+def web_url_problem(url: object, path: str) -> str | None:
+    """Why ``url`` is not a URL that carries ``path`` escaped, or None. Only
+    what any URL grammar shares is judged (§3.10 leaves the grammar to the
+    adapter): no raw blank or control character, every ``%`` starting an
+    escape, and a path holding `` #?%`` never appearing raw."""
+    if not isinstance(url, str) or not url.strip():
+        return None                        # a missing URL is FC-114's own case's business
+    raw = [c for c in url if c == " " or ord(c) < 0x20 or ord(c) == 0x7f]
+    if raw:
+        return f"{url!r} holds a raw {raw[0]!r} (a URL escapes it)"
+    bad = _ESCAPE.search(url)
+    if bad:
+        return f"{url!r} has a '%' at {bad.start()} that starts no %XX escape"
+    # raw '#' or '?' of the path cut the URL (a '%' is judged as an escape, above and below);
+    # a path of hostile characters alone ("#") may meet a URL's own anchor
+    if any(c in path for c in "#?") and path.strip(URL_HOSTILE + "/") and path in url:
+        return f"{url!r} carries the path {path!r} unescaped (its '#', '?' or '%' changes the URL)"
+    decoded = urllib.parse.unquote(url)
+    if "%" in path and path not in decoded and urllib.parse.unquote(path) in decoded:
+        return f"{url!r} reads back as {decoded!r}: the path's '%' was not escaped"
+    return None

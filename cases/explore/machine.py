@@ -1,0 +1,429 @@
+"""The exploring state machine: a drawn repository set, one adapter, a drawn program.
+
+``Explore`` is a hypothesis ``RuleBasedStateMachine``. Its initialize rule
+draws a repository set (fixture/drawn.py), writes it to a private temp
+folder and starts the adapter on it the way the harness does (wire/: own
+process group, the contract's argv and environment, a host's initialize).
+Its rules send what the host sends, at drawn repositories, refs, paths and
+terms: repo/tree, repo/blob of listed ids, search/code one-shot and
+streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/web_url, a
+kill (the next request respawns) and a respawn. Every reply is judged
+(cases/explore/judges.py) against the drawn bytes and git, and every frame
+by the protocol monitor; the first violation ends the example by raising
+``Found``, one subclass per owning case (so hypothesis shrinks each owner's
+failure on its own).
+
+The runner (cases/explore/runner.py) hands the machine a ``Context``: the
+settings, where to write, the clock, and the record of what failed.
+
+Over 400 lines on purpose: one rule per request the host sends, each beside
+the expectations it computes for its reply.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from cases import monitoring
+from cases.commit_ids import git_commit_of
+from cases.explore import judges as J
+from cases.formats import b64_loose, instant   # b64: bytes, not the encoding (FC-024's)
+from cases.settings import CACHE_BYTES, CACHE_PROVIDER
+from fixture import drawn as D
+from wire.errors import ProviderError, SpawnError
+from wire.messages import Blob, BlobAt, InitializeResult, Log, Refs, SearchHit, Tree, WebUrl, read
+from wire.monitor import Monitor
+from wire.transport import Provider
+
+PICK = st.integers(0, 255)      # an index into whatever list a rule picks from (shrinks to 0)
+LIMITS = (500, 1, 2)            # the host's search budget, and budgets a drawn set can reach
+LOG_LIMITS = (None, 1, 2)
+
+
+class Found(Exception):
+    """A violation ended the example (one subclass per owning case)."""
+
+    def __init__(self, violation: J.Violation):
+        super().__init__(violation.sentence())
+        self.violation = violation
+
+
+_FOUND: dict[str, type] = {}
+
+
+def found_class(case_id: str) -> type:
+    if case_id not in _FOUND:
+        _FOUND[case_id] = type(f"Found_{case_id.replace('-', '_')}", (Found,), {})
+    return _FOUND[case_id]
+
+
+class CannotRun(BaseException):
+    """The adapter cannot be started or initialized: the run ends (exit 2).
+    A BaseException, so hypothesis does not shrink it as a failure."""
+
+
+class BudgetSpent(BaseException):
+    """The budget ran out before a failure: the run ends (not a failure)."""
+
+
+class GitView:
+    """git in one drawn repository, for cases.gitfacts (``.path``, ``git_bytes``).
+    Pathspecs are literal: drawn names hold '?' and other glob characters."""
+
+    def __init__(self, path: Path, home: Path):
+        self.path = path
+        self._env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home),
+                     "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                     "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_LITERAL_PATHSPECS": "1"}
+
+    def git_bytes(self, *args: str) -> bytes:
+        proc = subprocess.run(["git", "-C", str(self.path), *args], env=self._env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr.decode("utf-8", "replace").strip())
+        return proc.stdout
+
+    def commit_of(self, rev: str) -> str | None:
+        try:
+            return self.git_bytes("rev-parse", "--verify", "-q", f"{rev}^{{commit}}").decode().strip()
+        except RuntimeError:
+            return None
+
+
+class Explore(RuleBasedStateMachine):
+    """One drawn repository set, one adapter, a drawn program of requests."""
+
+    ctx = None   # the runner's Context, set on a subclass per run
+
+    def __init__(self):
+        super().__init__()
+        self.p: Provider | None = None
+        self.tmp: Path | None = None
+        self.program: list[str] = []
+        self.listed: list[tuple[str, str, str, bytes]] = []   # (repo id, path, sha, bytes)
+        self.ids: dict[tuple, tuple[str, int]] = {}           # (repo, ref, path) -> (sha, gen)
+        self.contents: dict[tuple[str, str], bytes] = {}      # (repo id, sha) -> bytes
+        self.tree_ids: dict[tuple, str] = {}                  # (repo, ref, path) -> sha
+        self.taken = 0
+
+    # -- the set and the adapter --------------------------------------------
+
+    @initialize(drawn=D.repo_sets())
+    def start(self, drawn):
+        ctx = self.ctx
+        ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound
+        self.drawn = drawn
+        self.tmp = Path(tempfile.mkdtemp(prefix="explore-", dir=ctx.temp))
+        self.fx = self.tmp / "fixture"
+        self.commits = ctx.materialize(drawn, self.fx)
+        home = self.tmp / "git-home"
+        home.mkdir()
+        self.git = {r.name: GitView(self.fx / r.name, home) for r in drawn.repos if r.is_git}
+        cache = self.tmp / "cache" / "rootle" / "providers" / CACHE_PROVIDER
+        cache.mkdir(parents=True)
+        s = ctx.settings
+        extra = {"XDG_CACHE_HOME": str(cache.parents[2])}
+        self.p = Provider(s.argv_for(self.fx), env=s.adapter_env(self.fx, extra=extra),
+                          deadline_s=s.deadline_s,
+                          init_params={"protocol": 1, "cache_bytes": CACHE_BYTES,
+                                       "cache_dir": str(cache)},
+                          stderr_dir=self.tmp, monitor=Monitor())
+        try:
+            self.p.start()
+        except (SpawnError, ProviderError) as exc:
+            raise CannotRun(f"the adapter did not start on a drawn set: "
+                            f"{getattr(exc, 'message', None) or exc}") from None
+        init = self.p.init_results[0] if self.p.init_results else {}
+        self.caps = read(init, InitializeResult).model
+        self.caps = self.caps.capabilities if self.caps is not None else None
+        self.monitor()
+
+    def teardown(self):
+        if self.p is not None:
+            self.p.close()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # -- helpers ------------------------------------------------------------
+
+    def rid(self, name: str) -> str:
+        return f"{self.ctx.settings.org}/{name}"
+
+    def cap(self, name: str) -> bool:
+        return bool(self.caps is not None and getattr(self.caps, name, False))
+
+    def refs_of(self, repo: D.DrawnRepo) -> list:
+        """The refs a rule may ask at: null, and for git the branches, both tags
+        and the oldest commit's id."""
+        if not repo.is_git or not self.cap("refs"):
+            return [None]
+        h = repo.history
+        return [None, h.default_branch, h.side_branch, D.LIGHT_TAG, D.ANNOTATED_TAG,
+                self.commits[repo.name]["d0"]]
+
+    def files_at(self, repo: D.DrawnRepo, ref) -> dict[str, bytes]:
+        if ref is None:
+            return dict(repo.files)
+        h = repo.history
+        labels = h.labels()
+        by_name = {h.default_branch: f"d{len(h.commits) - 1}",
+                   h.side_branch: f"s{len(h.side_commits) - 1}",
+                   D.LIGHT_TAG: f"d{h.light_tag}", D.ANNOTATED_TAG: f"d{h.annotated_tag}"}
+        by_name.update({sha: label for label, sha in self.commits[repo.name].items()})
+        return dict(labels[by_name[ref]])
+
+    def fail(self, case_id: str, why: str, expected: str, got: str):
+        v = J.Violation(case_id, why, expected, got)
+        self.raise_(v)
+
+    def raise_(self, v: J.Violation):
+        self.ctx.record(v, self)
+        raise found_class(v.case_id)(v)
+
+    def step(self, text: str) -> None:
+        self.program.append(text)
+        self.ctx.requests += 1
+
+    def monitor(self) -> None:
+        """Hand the protocol monitor's MUST findings to their owners."""
+        found = self.p.findings[self.taken:]
+        self.taken += len(found)
+        for f in found:
+            owner = monitoring.owner_of(f)
+            if owner is not None and f.strength == "must":
+                self.fail(owner, f"the protocol monitor, {f.where()}", f"no {f.rule} violation",
+                          f.detail)
+
+    def ask(self, method: str, params: dict, owner: str, *, stream: bool = False):
+        """Send one request (streamed with partial: true); an error is a
+        violation of ``owner``. Returns (result, streamed items)."""
+        self.step(f"{method} {_show(params)}" + (" streamed" if stream else ""))
+        try:
+            if stream:
+                call = self.p.call(method, {**params, "partial": True})
+                result = call.result()
+                items = [i for b in call.partials if isinstance(b, list) for i in b]
+            else:
+                result, items = self.p.request(method, params), []
+        except ProviderError as exc:
+            self.monitor()
+            self.fail(owner, f"{method} {_show(params)} answers", "a result",
+                      f"an error: {exc.message!r}")
+        self.monitor()
+        return result, items
+
+    # -- the rules ----------------------------------------------------------
+
+    # Rule names are what each sends: hypothesis orders rules by their number
+    # of arguments, then by name, and its simplest program repeats the first
+    # enabled one, so a tree (one argument, "repo_tree" < "restart") comes first.
+    @rule(at=PICK)
+    def repo_tree(self, at):
+        repo = _pick(self.drawn.repos, at)
+        ref = _pick(self.refs_of(repo), at // len(self.drawn.repos))
+        params = {"repo": self.rid(repo.name), "ref": ref}
+        result, _ = self.ask("repo/tree", params, J.COVERAGE)
+        model = read(result, Tree).model
+        if model is None:
+            return                                 # the shape is the monitor's
+        files = self.files_at(repo, ref)
+        listed = [(e.path, e.type) for e in model.entries]
+        v = J.tree_problem(f"repo/tree {_show(params)}", listed, model.truncated, set(files),
+                           D.directories(files.items()))
+        if v is not None:
+            self.raise_(v)
+        gen = self.p.generation
+        for e in model.entries:
+            if e.type != "blob" or e.path not in files:
+                continue
+            self.judge_id(params["repo"], ref, e.path, e.sha, files[e.path], gen)
+            self.listed.append((params["repo"], e.path, e.sha, files[e.path]))
+            self.tree_ids[(params["repo"], ref, e.path)] = e.sha
+
+    def judge_id(self, repo: str, ref, path: str, sha: str, data: bytes, gen: int) -> None:
+        key = (repo, ref, path)
+        before = self.ids.get(key)
+        if before is not None and before[0] != sha:
+            owner = J.SAME_ID if before[1] == gen else J.RESPAWN_ID
+            self.fail(owner, f"the id of {path!r} at ref {ref!r} of {repo}",
+                      f"{before[0]!r} again (generation {before[1]})",
+                      f"{sha!r} (generation {gen})")
+        self.ids[key] = (sha, gen)
+        other = self.contents.get((repo, sha))
+        if other is not None and other != data:
+            self.fail(J.SHARED_ID, f"the id {sha!r} of {path!r} in {repo}",
+                      "different ids for different contents",
+                      f"the same id for {len(other)} and {len(data)} bytes that differ")
+        self.contents[(repo, sha)] = data
+
+    @precondition(lambda self: self.listed)
+    @rule(i=PICK)
+    def repo_blob(self, i):
+        repo, path, sha, data = _pick(self.listed, i)
+        params = {"repo": repo, "sha": sha}
+        result, _ = self.ask("repo/blob", params, J.BLOB)
+        model = read(result, Blob).model
+        got = b64_loose(model.bytes_b64) if model is not None else None
+        if got is not None and got != data:
+            self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
+                      f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
+
+    @precondition(lambda self: self.drawn.terms and self.cap("code_search"))
+    @rule(t=PICK, scoped=st.booleans(), streamed=st.booleans(), limit=st.sampled_from(LIMITS))
+    def search_code(self, t, scoped, streamed, limit):
+        term, planted = _pick(self.drawn.terms, t)
+        want = {(self.rid(n), p) for n, p in planted}
+        q = term
+        if scoped:
+            name = planted[0][0]
+            q = f"repo:{self.rid(name)} {term}"
+            want = {(self.rid(n), p) for n, p in planted if n == name}
+        owner = J.STREAMED if streamed else J.ONE_SHOT
+        params = {"q": q, "limit": limit}
+        result, items = self.ask("search/code", params, owner, stream=streamed)
+        if not isinstance(result, dict):
+            return
+        hits = items if streamed else result.get("items")
+        hits = [h for h in (read(x, SearchHit).model for x in (hits if isinstance(hits, list)
+                                                              else [])) if h is not None]
+        truncated = result.get("truncated")
+        found = {(h.repo, h.path) for h in hits}
+        missing = want - found
+        what = f"search/code {_show(params)}" + (" streamed" if streamed else "")
+        if truncated is True and not missing:
+            self.fail(owner, f"{what} says truncated true", "truncated true only when a file "
+                      "holding the term is left out", f"all {len(want)} files holding it found")
+        if truncated is not True and missing:
+            self.fail(owner, f"{what} leaves a file holding {term!r} out",
+                      "every file holding the term, or truncated true",
+                      f"{len(found & want)} of {len(want)}; missing {J._listing(missing)}")
+        files = {(self.rid(r.name), p): d for r in self.drawn.repos for p, d in r.files}
+        for h in hits:
+            if h.line is None or (h.repo, h.path) not in want:
+                continue
+            why = J.line_problem(h.line, files[(h.repo, h.path)], term)
+            if why:
+                self.fail(J.LINE, f"{what}: the hit {h.path!r} of {h.repo}",
+                          "the 1-based line of a match, lines split on \\n only", why)
+
+    @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("refs"))
+    @rule(r=PICK)
+    def repo_refs(self, r):
+        repo = _pick([x for x in self.drawn.repos if x.is_git], r)
+        params = {"repo": self.rid(repo.name)}
+        result, _ = self.ask("repo/refs", params, J.REFS)
+        model = read(result, Refs).model
+        if model is None:
+            return
+        defaults = [b.name for b in model.branches if b.default]
+        if len(defaults) > 1:
+            self.fail(J.REFS, f"repo/refs {_show(params)}", "at most one default branch",
+                      f"default: true on {J._listing(defaults)}")
+        g = self.git[repo.name]
+        for ref in (*model.branches, *model.tags):
+            want = g.commit_of(f"refs/{'tags' if ref in model.tags else 'heads'}/{ref.name}")
+            sent = git_commit_of(g, ref.sha)   # None: the backend's own spelling, not judged here
+            if want is not None and sent is not None and sent != want:
+                self.fail(J.REFS, f"repo/refs {_show(params)}: {ref.name!r}",
+                          f"a sha that resolves to {want[:12]}", f"{ref.sha!r}")
+
+    @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("log"))
+    @rule(r=PICK, k=PICK, f=PICK, with_path=st.booleans(), limit=st.sampled_from(LOG_LIMITS))
+    def repo_log(self, r, k, f, with_path, limit):
+        from cases import gitfacts
+        repo = _pick([x for x in self.drawn.repos if x.is_git], r)
+        ref = _pick(self.refs_of(repo), k)
+        path = _pick(sorted(self.files_at(repo, ref)), f) if with_path else None
+        params = {"repo": self.rid(repo.name), "path": path, "ref": ref, "limit": limit}
+        result, _ = self.ask("repo/log", params, J.LOG)
+        model = read(result, Log).model
+        if model is None:
+            return
+        g = self.git[repo.name]
+        want = [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch, path)]
+        # ids in the backend's vocabulary (RULINGS): a spelling git resolves, else the
+        # commit of that subject and author date (each drawn commit has its own)
+        stamps = {(c.subject, c.date): c.sha for c in gitfacts.git_log(g, "--all")}
+        got = [git_commit_of(g, i.sha) or stamps.get((i.subject, instant(i.date)))
+               for i in model.items]
+        what = f"repo/log {_show(params)}"
+        why = gitfacts.not_newest_first(g, got, want)
+        if why:
+            self.fail(J.LOG, what, "a newest-first leading part of git's log there "
+                      f"({len(want)} commits)", why)
+        if len(got) < len(want) and model.truncated is not True:
+            self.fail(J.LOG_CUT, what, f"all {len(want)} commits, or truncated true",
+                      f"{len(got)} commits, truncated {model.truncated!r}")
+        if len(got) == len(want) and model.truncated is True:
+            self.fail(J.LOG_CUT, what, "truncated false: every commit is listed",
+                      f"all {len(got)} commits and truncated true")
+
+    @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("log"))
+    @rule(r=PICK, k=PICK, f=PICK)
+    def repo_blob_at(self, r, k, f):
+        repo = _pick([x for x in self.drawn.repos if x.is_git], r)
+        ref = _pick(self.refs_of(repo), k)
+        files = self.files_at(repo, ref)
+        path = _pick(sorted(files), f)
+        params = {"repo": self.rid(repo.name), "path": path, "ref": ref}
+        result, _ = self.ask("repo/blob_at", params, J.BLOB_AT)
+        model = read(result, BlobAt).model
+        if model is None:
+            return
+        got = b64_loose(model.bytes_b64)
+        what = f"repo/blob_at {_show(params)}"
+        if got is not None and got != files[path]:
+            self.fail(J.BLOB_AT, what, f"the {len(files[path])} bytes of the file at that ref "
+                      f"{files[path][:40]!r}", f"{len(got)} bytes {got[:40]!r}")
+        listed = self.tree_ids.get((params["repo"], ref, path))
+        if listed is not None and model.sha != listed:
+            self.fail(J.BLOB_AT, what, f"the sha the tree at that ref lists, {listed!r}",
+                      repr(model.sha))
+
+    @rule(r=PICK, f=PICK, anchor=st.booleans())
+    def repo_web_url(self, r, f, anchor):
+        repo = _pick(self.drawn.repos, r)
+        files = dict(repo.files)
+        paths = sorted(D.tree_paths(files.items()))
+        path = _pick(paths, f)
+        is_file = path in files
+        params = {"repo": self.rid(repo.name), "path": path, "branch": "",
+                  "line": 2 if anchor and is_file else None, "end_line": None, "is_file": is_file}
+        result, _ = self.ask("repo/web_url", params, J.WEB_URL)
+        model = read(result, WebUrl).model
+        why = J.web_url_problem(model.url if model is not None else None, path)
+        if why:
+            self.fail(J.WEB_URL, f"repo/web_url {_show(params)}",
+                      "a URL with the path's ' ', '#', '?' and '%' escaped", why)
+
+    @rule(crash=st.booleans())
+    def restart(self, crash):
+        """A crash (the next request respawns the adapter) or a respawn now."""
+        if crash:
+            self.step("kill (the next request respawns the adapter)")
+            self.p.kill()
+            return
+        self.step("respawn")
+        try:
+            self.p.respawn()
+        except (SpawnError, ProviderError) as exc:
+            self.fail("FC-050", "respawn", "a restarted, initialized adapter",
+                      f"{getattr(exc, 'message', None) or exc}")
+        self.monitor()
+
+
+def _pick(items, i: int):
+    items = list(items)
+    return items[i % len(items)]
+
+
+def _show(params: dict) -> str:
+    import json
+    return json.dumps(params, ensure_ascii=False)

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Explore mutants: wrong only on shapes the canonical fixture lacks.
+
+Each one passes every canonical case (the fixture has no such shape) and
+breaks one MUST on a shape a drawn repository set has (fixture/drawn.py):
+``python3 run --explore`` finds it, names ``owner``, and shrinks it
+(tests/test_explore.py). They are kept out of the mutant matrix
+(tests/adapters/mutants.py, tests/mutant.py): a canonical run must stay
+green on them.
+
+    python3 tests/adapters/mutants_explore.py <switch> <fixture-dir>
+    python3 tests/adapters/mutants_explore.py --list
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":   # run as a script: the checkout's root on the path
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
+
+from tests.adapters.hooks import HitsEdit, ResultEdit, Variant, is_git, registrar, repo_name  # noqa: E402
+from tests.adapters.proxy import Hooks  # noqa: E402
+
+EXPLORE: dict[str, Variant] = {}
+_register = registrar(EXPLORE)
+
+# A backend page no canonical directory reaches with one entry to spare
+# (alpha's, beta's and vcs's hold fewer, wide's 1,200 and 10 entries).
+PAGE = 20
+
+
+def explore(switch: str, owner: str, rule: str):
+    """Register an explore mutant: ``owner`` is the case its drawn shape fails."""
+    def add(cls):
+        cls.rule, cls.owner = rule, owner
+        return _register(switch, owner)(cls)
+    return add
+
+
+@explore("lines-splitlines", "FC-031", "§3.13: line is the real 1-based line (split on \\n only)")
+class LinesSplitlines(HitsEdit):
+    """Search hit lines are counted with str.splitlines(), so a \\r, a form feed or another
+    Unicode line break before the match moves the line.
+
+    Hides on: the canonical fixture, where no file a search term lands in has any line break
+    but \\n before the term."""
+
+    def hit(self, hit):
+        if not isinstance(hit.get("line"), int) or not hit.get("matches"):
+            return
+        try:
+            with open(os.path.join(self.proxy.fixture, repo_name(hit.get("repo")),
+                                   hit.get("path", "")), "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return
+        needle = str(hit["matches"][0]).lower()
+        for n, line in enumerate(text.splitlines(), 1):
+            if needle in line.lower():
+                hit["line"] = n
+                return
+
+    def start(self, proxy):
+        self.proxy = proxy
+
+
+@explore("web-url-unescaped", "FC-114", "§3.10: url is a URL (a path's ' ', '#', '?', '%' escaped)")
+class WebUrlUnescaped(ResultEdit):
+    """repo/web_url returns its URL with every escape decoded: a path's space, '#', '?' and
+    '%' go into the URL raw.
+
+    Hides on: FC-114, which asks the URL of every escape-needing alpha name and checks a string
+    comes back."""
+
+    method = "repo/web_url"
+
+    def edit(self, proxy, req, result):
+        import urllib.parse
+        if isinstance(result.get("url"), str):
+            result["url"] = urllib.parse.unquote(result["url"])
+
+
+@explore("tree-last-page-dropped", "FC-020",
+         "§3.3: one entry per path (the adapter aggregates the backend's pages)")
+class TreeLastPageDropped(ResultEdit):
+    """repo/tree drops a directory's last backend page when it holds one entry (a directory of
+    21, 41, ... entries loses its last one), with truncated false.
+
+    Hides on: the canonical fixture, whose directories hold fewer than 21 entries or a
+    multiple of 20 (wide's 1,200 and 10)."""
+
+    method = "repo/tree"
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries")
+        if not isinstance(entries, list):
+            return
+        children: dict[str, list[str]] = {}
+        for e in entries:
+            path = e.get("path") if isinstance(e, dict) else None
+            if isinstance(path, str):
+                children.setdefault(path.rpartition("/")[0], []).append(path)
+        dropped = [max(kids) for kids in children.values()
+                   if len(kids) > PAGE and len(kids) % PAGE == 1]
+        if dropped:
+            result["entries"] = [e for e in entries if not any(
+                isinstance(e, dict) and (e.get("path") == d or str(e.get("path")).startswith(d + "/"))
+                for d in dropped)]
+
+
+@explore("nfd-as-nfc", "FC-020", "§3.3: paths as they are in the repository")
+class NfdAsNfc(ResultEdit):
+    """repo/tree serves every path normalized to NFC (a backend that normalizes names): an NFD
+    file name is listed under a name the repository does not have.
+
+    Hides on: the canonical fixture, whose one non-ASCII name is already NFC."""
+
+    method = "repo/tree"
+
+    def edit(self, proxy, req, result):
+        import unicodedata
+        for e in result.get("entries") or []:
+            if isinstance(e, dict) and isinstance(e.get("path"), str):
+                e["path"] = unicodedata.normalize("NFC", e["path"])
+
+
+@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch")
+class DefaultBranchMain(Hooks):
+    """repo/tree of a git repository at ref null walks the branch named main, whatever the
+    repository's default branch is (an error where there is no main).
+
+    Hides on: the canonical vcs repository, whose default branch is main."""
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if (req is not None and req.method == "repo/tree" and isinstance(params, dict)
+                and params.get("ref") is None and is_git(proxy, params.get("repo"))):
+            params["ref"] = "main"
+        return msg
+
+
+if __name__ == "__main__":
+    from cases.invocation import keep_bytecode
+    keep_bytecode()
+    args = sys.argv[1:]
+    if args[:1] == ["--list"]:
+        for m in EXPLORE.values():
+            print(f"{m.switch:24} fails {', '.join(sorted(m.expected)):8} {m.description}")
+        sys.exit(0)
+    if not args or args[0] not in EXPLORE:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    from tests.adapters.proxy import main
+    main(EXPLORE[args[0]].hooks(), args[1:])

@@ -1,0 +1,295 @@
+"""`run --explore`: drawn repository sets, the explore mutants found and shrunk, the
+reference clean.
+
+The drawn sets are checked directly (deterministic byte for byte, the adapter
+contract kept, terms planted where the set says). The judges written for
+explore are checked on hand-made replies. Then real `python3 run --explore`
+runs, a few at a time (they mostly wait on their adapters), the action's
+`explore` input among them: each explore
+mutant (tests/adapters/mutants_explore.py, green on every canonical case) is
+found with the default seed within a small budget, attributed to the case
+that owns its rule, and shrunk to a handful of files; the reference adapter
+runs clean over a few seeds, and so do two legal controls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+
+from cases.explore import judges as J
+from fixture import drawn as D
+from tests.adapters.mutants_explore import EXPLORE
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANTS = ROOT / "tests" / "adapters" / "mutants_explore.py"
+BUDGET_S = 40          # each mutant run's budget (finding and shrinking)
+REFERENCE_SEEDS = (1, 2, 3)
+REFERENCE_EXAMPLES = 4
+REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cuts short is no error
+# Legal variations whose spellings a drawn judge could mistake for a violation:
+# commit ids in the backend's own vocabulary, and a hosted forge's https URLs.
+CONTROLS = ("opaque-commit-ids", "https-urls")
+CONTROL_EXAMPLES = 12
+HANDFUL = 10           # files a shrunk drawn set may keep (besides a page's fan-out)
+AT_ONCE = 3            # explore runs at a time
+RUN_TIMEOUT_S = 240
+
+
+def _env() -> dict[str, str]:
+    drop = ("FORGE_PROVIDER", "PROVIDER", "FORGE_ORG", "FORGE_NO_APPEND", "FORGE_FIXTURE_DIR")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def _explore(out: Path, *options: str, adapter: list[str] | None = None) -> dict:
+    report = out / "report.json"
+    argv = [sys.executable, str(ROOT / "run"), "--explore", *options, "--json", str(report)]
+    if adapter:
+        argv += ["--", *adapter]
+    proc = subprocess.run(argv, cwd=ROOT, env=_env(), capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S)
+    return {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+            "report": json.loads(report.read_text()) if report.exists() else None,
+            "folder": out / "report.explore"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every explore run of this module, started together AT_ONCE at a time."""
+    jobs = {f"mutant:{s}": (("--budget", str(BUDGET_S)), [sys.executable, "-S", str(MUTANTS), s])
+            for s in EXPLORE}
+    jobs.update({f"reference:{n}": (("--seed", str(n), "--examples", str(REFERENCE_EXAMPLES)),
+                                    None) for n in REFERENCE_SEEDS})
+    jobs["reference:budget"] = (("--budget", str(REFERENCE_BUDGET_S)), None)
+    jobs.update({f"control:{c}": (("--examples", str(CONTROL_EXAMPLES)),
+                                  [sys.executable, "-S", str(ROOT / "tests" / "mutant.py"), c])
+                 for c in CONTROLS})
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        futures = {name: pool.submit(_explore, tmp_path_factory.mktemp(name.replace(":", "-")),
+                                     *options, adapter=adapter)
+                   for name, (options, adapter) in jobs.items()}
+        futures["action"] = pool.submit(_action_run, tmp_path_factory.mktemp("action"))
+        return {name: f.result() for name, f in futures.items()}
+
+
+# -- the drawn sets -------------------------------------------------------------
+
+def _files(root: Path) -> dict[str, bytes]:
+    out = {}
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = Path(here) / name
+            out[str(path.relative_to(root))] = path.read_bytes()
+    return out
+
+
+@seed(7)
+@settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(D.repo_sets())
+def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tmp_path_factory,
+                                                                             drawn):
+    first, second = tmp_path_factory.mktemp("a") / "fx", tmp_path_factory.mktemp("b") / "fx"
+    ids = D.write(drawn, first)
+    assert D.write(drawn, second) == ids, "the same draw gives the same commit ids"
+    assert _files(first) == _files(second)
+    assert json.loads((first / "FAULTS.json").read_text()) == {}
+    assert sorted(p.name for p in first.iterdir() if p.is_dir()) == sorted(r.name for r in drawn.repos)
+    for repo in drawn.repos:
+        served = {p: d for p, d in _files(first / repo.name).items()}
+        assert served == dict(repo.files), f"{repo.name} holds what ref null serves"
+        assert any("/" not in p for p, _ in repo.files), "a repository root holds a file"
+        assert all("z" not in p.lower() for p, _ in repo.files), "terms stay where planted"
+        if repo.is_git:
+            head = (first / repo.name / ".git" / "HEAD").read_text()
+            assert head.strip() == f"ref: refs/heads/{repo.history.default_branch}"
+            assert set(ids[repo.name]) == set(repo.history.labels())
+    for term, planted in drawn.terms:
+        holding = {(r.name, p) for r in drawn.repos for p, d in r.files
+                   if D.lines_holding(d, term)}
+        assert holding == set(planted), f"{term} is in exactly the files it was planted in"
+        for name, path in planted:
+            assert D.plain_text(dict(drawn.repo(name).files)[path])
+
+
+def test_the_strategy_draws_the_hostile_shapes():
+    """Over a few draws: names needing URL escaping, NFD names, a page-sized
+    fan-out, a git default branch other than main, a term after a \\r or a
+    form feed."""
+    seen = set()
+
+    @seed(11)
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(D.repo_sets())
+    def look(drawn):
+        for repo in drawn.repos:
+            for path, data in repo.files:
+                if any(c in path for c in " #?%"):
+                    seen.add("url-hostile name")
+                if D.nfc_differs(path):
+                    seen.add("nfd name")
+                if "/fan/" in f"/{path}" and path.endswith("f020.txt"):
+                    seen.add("fan-out past 20")
+            if repo.is_git and repo.history.default_branch != "main":
+                seen.add("default branch not main")
+        for term, planted in drawn.terms:
+            for name, path in planted:
+                data = dict(drawn.repo(name).files)[path]
+                line = data.split(b"\n")[D.lines_holding(data, term)[0] - 1]
+                if b"\r" in line or b"\x0c" in line:
+                    seen.add("term after a CR or form feed")
+    look()
+    assert seen == {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
+                    "term after a CR or form feed"}
+
+
+# -- the judges -----------------------------------------------------------------
+
+def test_line_judge_splits_on_newline_only():
+    data = b"one\rtwo\x0c zzabc0\nthree zzabc0\n"
+    assert J.line_problem(1, data, "zzabc0") is None
+    assert J.line_problem(2, data, "zzabc0") is None
+    why = J.line_problem(3, b"a\rb\nc zzabc0", "zzabc0")
+    assert why and "splitlines" in why
+    assert J.line_problem(0, data, "zzabc0")
+
+
+@pytest.mark.parametrize("url, path, bad", [
+    ("file:///r/a%20b%23c", "a b#c", False),
+    ("https://forge.example/o/r/blob/main/%23?x=1#L2", "#", False),   # the URL's own query and anchor
+    ("file:///r/a b", "a b", True),
+    ("file:///r/c#d", "c#d", True),
+    ("file:///r/50%", "50%", True),
+    ("file:///r/%41x", "%41x", True),
+    ("file:///r/%2541x#L3", "%41x", False),
+])
+def test_web_url_judge(url, path, bad):
+    assert bool(J.web_url_problem(url, path)) is bad
+
+
+def test_tree_judge_owners():
+    files, dirs = {"a/x", "b"}, {"a"}
+    whole = [("a", "tree"), ("a/x", "blob"), ("b", "blob")]
+    assert J.tree_problem("t", whole, False, files, dirs) is None
+    assert J.tree_problem("t", whole[:2], False, files, dirs).case_id == "FC-020"
+    assert J.tree_problem("t", whole[:2], True, files, dirs) is None   # a cut it says
+    assert J.tree_problem("t", whole + [("b", "blob")], False, files, dirs).case_id == "FC-020"
+    nfc = [("a", "tree"), ("a/x", "blob"), (unicodedata.normalize("NFC", "e\u0301"), "blob")]
+    assert J.tree_problem("t", nfc, False, {"a/x", "e\u0301"}, dirs).case_id == "FC-020"
+    assert J.tree_problem("t", [("a", "blob"), *whole[1:]], False, files, dirs).case_id == "FC-021"
+    assert J.tree_problem("t", whole, True, files, dirs).case_id == "FC-022"
+
+
+# -- the runs -------------------------------------------------------------------
+
+@pytest.mark.parametrize("switch", sorted(EXPLORE))
+def test_explore_finds_attributes_and_shrinks_each_explore_mutant(runs, switch):
+    run = runs[f"mutant:{switch}"]
+    owner = next(iter(EXPLORE[switch].expected))
+    rep = run["report"]
+    assert run["code"] == 1, run["stdout"][-2000:] + run["stderr"][-2000:]
+    failed = [c for c in rep["cases"] if c["outcome"] == "failed"]
+    assert [c["id"] for c in failed] == [owner], run["stdout"][-2000:]
+    row = failed[0]
+    assert row["details"].startswith(f"[{owner}]") and owner in run["stdout"]
+    evidence = row["evidence"]
+    assert Path(evidence["drawn"]).is_dir() and Path(evidence["transcript"]).is_file()
+    assert evidence["program"], "the shrunk program is shown"
+    assert "reproduce: " in run["stdout"] and "--explore --seed" in rep["explore"]["reproduce"]
+    fan = 101 if any("/fan/f100" in f"/{p}" for p in evidence["files"]) else 21
+    kept = len(evidence["files"]) - (fan if switch == "tree-last-page-dropped" else 0)
+    print(f"{switch}: {owner} at example {rep['explore']['first_failure_example']}, shrunk to "
+          f"{len(evidence['program'])} requests on {len(evidence['files'])} files")
+    assert kept <= HANDFUL, f"shrunk to {len(evidence['files'])} files: {evidence['files']}"
+
+
+@pytest.mark.parametrize("n", REFERENCE_SEEDS)
+def test_the_reference_runs_clean(runs, n):
+    run = runs[f"reference:{n}"]
+    assert run["code"] == 0, run["stdout"][-3000:] + run["stderr"][-2000:]
+    rep = run["report"]
+    assert rep["summary"]["failed"] == 0 and rep["explore"]["examples"] >= REFERENCE_EXAMPLES
+    assert rep["explore"]["seed"] == n and rep["explore"]["requests"] > 0
+
+
+def test_the_reference_runs_clean_to_the_end_of_a_budget(runs):
+    run = runs["reference:budget"]
+    assert run["code"] == 0, run["stdout"][-3000:] + run["stderr"][-3000:]
+    assert "Traceback" not in run["stderr"] and run["report"]["explore"]["budget_s"] == REFERENCE_BUDGET_S
+
+
+@pytest.mark.parametrize("switch", CONTROLS)
+def test_legal_controls_run_clean(runs, switch):
+    run = runs[f"control:{switch}"]
+    assert run["code"] == 0, run["stdout"][-3000:] + run["stderr"][-2000:]
+    assert run["report"]["explore"]["requests"] > 0
+
+
+@pytest.mark.parametrize("options, says", [
+    (["--seed", "3"], "go with --explore"),
+    (["--explore", "--budget", "5", "--examples", "2"], "exclude each other"),
+    (["--explore", "--seed", "soon"], "--seed wants"),
+    (["--explore", "--examples", "0"], "--examples wants"),
+    (["--explore", "--case", "FC-020"], "--explore takes only"),
+])
+def test_explore_usage_errors_exit_2(options, says):
+    proc = subprocess.run([sys.executable, str(ROOT / "run"), *options], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+def _action_step(name: str) -> str:
+    """The `run:` script of one step of action.yml (the lines indented deeper
+    than its `run: |` key), as tests/test_packaging.py reads it."""
+    lines = (ROOT / "action.yml").read_text("utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.strip() == f"- name: {name}")
+    key = next(i for i in range(start, len(lines)) if lines[i].strip() == "run: |")
+    indent = len(lines[key]) - len(lines[key].lstrip())
+    body = []
+    for ln in lines[key + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+            break
+        body.append(ln[indent + 2:])
+    return "\n".join(body) + "\n"
+
+
+def _action_run(tmp_path: Path) -> dict:
+    """action.yml's suite step with explore: 'true', by bash as the runner
+    would (inputs as env), against an explore mutant; the installed console
+    script is stood in for by `run` (a few examples, not the default budget)."""
+    bin_dir = tmp_path / "runner" / "forge-conformance-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    stand_in = bin_dir / "forge-conformance"
+    stand_in.write_text(f'#!/usr/bin/env bash\nif [ "$1" = "--explore" ]; then set -- "$@" '
+                        f'--examples 6; fi\nexec {sys.executable} {ROOT / "run"} "$@"\n')
+    stand_in.chmod(0o755)
+    outputs = tmp_path / "github_output"
+    mutant = f"{sys.executable} -S {MUTANTS} lines-splitlines"
+    env = {**_env(), "RUNNER_TEMP": str(tmp_path / "runner"), "GITHUB_OUTPUT": str(outputs),
+           "FORGE_PROVIDER": mutant, "FORGE_KNOWN_FAILURES": "", "FORGE_LEVEL": "",
+           "FORGE_STRICT": "false", "FORGE_ARGS": "--case FC-031", "FORGE_REPORT_DIR": "out",
+           "FORGE_EXPLORE": "true"}
+    proc = subprocess.run(["bash", "-c", _action_step("Run the suite")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    return {"proc": proc, "dir": tmp_path, "outputs": outputs}
+
+
+def test_the_actions_explore_input_runs_explore_after_the_cases(runs):
+    """explore: 'true' runs --explore after the cases, its report in the report
+    dir, and a finding fails the step although every case passed."""
+    proc, tmp_path, outputs = runs["action"]["proc"], runs["action"]["dir"], runs["action"]["outputs"]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert cases["summary"]["failed"] == 0, "the canonical case passes"
+    found = json.loads((tmp_path / "out" / "explore.json").read_text())
+    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == ["FC-031"]
+    assert outputs.read_text().splitlines() == ["exit-code=1", "report=out/report.json"]
