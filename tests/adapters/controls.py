@@ -20,6 +20,15 @@ from tests.adapters.proxy import Hooks
 CONTROLS: dict[str, Variant] = {}
 control = registrar(CONTROLS)
 
+
+def cited(switch: str, legal: str, warns: tuple[str, ...] = ()):
+    """A control that carries ``legal``: the PROTOCOL.md / RULINGS.md text
+    that makes its variation legal."""
+    def add(cls):
+        cls.legal = legal
+        return control(switch, warns=warns)(cls)
+    return add
+
 GAP_S = 1.5
 
 

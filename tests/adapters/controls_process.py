@@ -12,16 +12,9 @@ from __future__ import annotations
 import os
 import threading
 
-from tests.adapters.controls import control as matrix_control
+from tests.adapters.controls import cited as control
 from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks
-
-
-def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
-    def add(cls):
-        cls.legal = legal
-        return matrix_control(switch, warns=warns)(cls)
-    return add
 
 
 @control("keep-alive-proxy-client",

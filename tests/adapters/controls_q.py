@@ -19,16 +19,9 @@ import os
 import re
 import threading
 
-from tests.adapters.controls import control as matrix_control
+from tests.adapters.controls import cited as control
 from tests.adapters.hooks import HitsEdit, OwnWrites, fixture_repos, repo_name
 from tests.adapters.proxy import Hooks, result_of
-
-
-def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
-    def add(cls):
-        cls.legal = legal
-        return matrix_control(switch, warns=warns)(cls)
-    return add
 
 
 # ---------------------------------------------------------------- JSON spelling
@@ -816,7 +809,6 @@ class MerkleDirIds(Hooks):
         return msg
 
 
-
 # ---------------------------------------------------------------- lines written in pieces
 
 @control("split-writes",
@@ -847,8 +839,6 @@ class SplitWrites(OwnWrites):
                     proxy._out.write(piece)
                 except OSError:
                     return
-
-
 
 
 # ---------------------------------------------------------------- links of a hosted forge
