@@ -96,6 +96,10 @@ OWNERS: dict[str, str] = {
     "org/repos object members are": "FC-112",
     "ids across refs are": "FC-093",
     "declared capabilities served are": "FC-099",
+    "ids across respawns are": "FC-013",
+    "search hit lines are": "FC-031",
+    "log cuts are": "FC-095",
+    "web URLs are": "FC-114",
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"

@@ -139,10 +139,12 @@ def test_owner_references_in_the_cases_are_listed():
     import ast
 
     named = set()
-    for path in sorted((ROOT / "cases").glob("*.py")):
+    for path in sorted((ROOT / "cases").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "owner" \
-                    and node.args:   # owner("a") or owner("a" if x else "b")
+            called = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and node.args and (
+                    getattr(called, "id", None) == "owner"          # owner("a" if x else "b")
+                    or getattr(called, "attr", None) == "owner_of"):   # registry.owner_of("a")
                 named |= _topics(node.args[0])
     assert named <= set(registry.OWNERS), f"owners nobody owns: {named - set(registry.OWNERS)}"
     assert set(registry.OWNERS) - named == set(), f"stale OWNERS: {set(registry.OWNERS) - named}"

@@ -8,13 +8,13 @@ from the drawn bytes and from git by the caller (cases/explore/machine.py).
 Rules the cases judge inline, written once here with the same owner, so a
 case can call them later instead of its own copy:
 
-* ``tree_problem``: FC-020's coverage (every path once, no path the tree
-  lacks; a tree that says truncated true may leave paths out) and FC-021's
-  typing, as cases/test_trees.py judges the canonical trees;
-* ``line_problem``: FC-031's line (1-based, split on ``\\n`` only, RULINGS;
+* ``tree_problem``: a tree's coverage (every path once, no path the tree
+  lacks; a tree that says truncated true may leave paths out) and its
+  entries' typing, as cases/test_trees.py judges the canonical trees;
+* ``line_problem``: a search hit's line (1-based, split on ``\\n`` only, RULINGS;
   the term in any case of letters), as cases/test_search.py and
   cases/claims.py judge a fixture term's hits;
-* ``web_url_problem``: FC-114's URL for a path with `` #?%`` in it: a URL
+* ``web_url_problem``: a web URL for a path with `` #?%`` in it: a URL
   (no raw blank or control character, every ``%`` an escape) in which the
   path's hostile characters are escaped (cases/test_listings.py checks
   only that a string comes back).
@@ -32,21 +32,22 @@ from dataclasses import dataclass
 
 from cases import registry
 
-COVERAGE = registry.owner_of("coverage is")                  # FC-020
-TYPING = registry.owner_of("entry shas are")                 # FC-021
-CUT = registry.owner_of("walks cut without truncated: true are")   # FC-022
-BLOB = registry.owner_of("blob replies are")                 # FC-024
-SAME_ID = registry.owner_of("ids from one call to the next are")   # FC-010
-SHARED_ID = registry.owner_of("ids shared by different contents are")   # FC-012
-RESPAWN_ID = "FC-013"                                        # ids stable across respawns
-LINE = "FC-031"
-ONE_SHOT = registry.owner_of("one-shot search replies are")  # FC-070
-STREAMED = registry.owner_of("streamed replies are")         # FC-042
-REFS = registry.owner_of("refs replies are")                 # FC-090
-LOG = registry.owner_of("log replies are")                   # FC-094
-LOG_CUT = "FC-095"
-BLOB_AT = registry.owner_of("blob_at replies are")           # FC-096
-WEB_URL = "FC-114"
+COVERAGE = registry.owner_of("coverage is")
+TYPING = registry.owner_of("entry shas are")
+CUT = registry.owner_of("walks cut without truncated: true are")
+BLOB = registry.owner_of("blob replies are")
+SAME_ID = registry.owner_of("ids from one call to the next are")
+SHARED_ID = registry.owner_of("ids shared by different contents are")
+RESPAWN_ID = registry.owner_of("ids across respawns are")
+LINE = registry.owner_of("search hit lines are")
+ONE_SHOT = registry.owner_of("one-shot search replies are")
+STREAMED = registry.owner_of("streamed replies are")
+REFS = registry.owner_of("refs replies are")
+LOG = registry.owner_of("log replies are")
+LOG_CUT = registry.owner_of("log cuts are")
+BLOB_AT = registry.owner_of("blob_at replies are")
+WEB_URL = registry.owner_of("web URLs are")
+RESPAWN = registry.owner_of("serving after a respawn is")
 
 URL_HOSTILE = " #?%"     # what a path must not carry raw into a URL (RFC 3986)
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -83,8 +84,8 @@ def _listing(items, n: int = SHOWN) -> str:
 def tree_problem(what: str, listed: list[tuple[str, str]], truncated: object,
                  files: set[str], dirs: set[str]) -> Violation | None:
     """``listed``: (path, type) of every entry as sent; ``files``/``dirs``: the
-    tree's paths. Coverage (FC-020) first, then typing (FC-021), then a
-    truncated true beside a complete walk (FC-022)."""
+    tree's paths. Coverage first, then typing, then a truncated true beside
+    a complete walk (each its owner's)."""
     want = files | dirs
     seen: dict[str, int] = {}
     for path, _ in listed:
@@ -130,7 +131,7 @@ def web_url_problem(url: object, path: str) -> str | None:
     adapter): no raw blank or control character, every ``%`` starting an
     escape, and a path holding `` #?%`` never appearing raw."""
     if not isinstance(url, str) or not url.strip():
-        return None                        # a missing URL is FC-114's own case's business
+        return None                        # a missing URL is the web URL case's own business
     raw = [c for c in url if c == " " or ord(c) < 0x20 or ord(c) == 0x7f]
     if raw:
         return f"{url!r} holds a raw {raw[0]!r} (a URL escapes it)"

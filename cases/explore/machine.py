@@ -34,7 +34,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from cases import monitoring
 from cases.commit_ids import git_commit_of
 from cases.explore import judges as J
-from cases.formats import b64_loose, instant   # b64: bytes, not the encoding (FC-024's)
+from cases.formats import b64_loose, instant   # b64: bytes, not the encoding (the blob case's)
 from cases.settings import CACHE_BYTES, CACHE_PROVIDER
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
@@ -414,7 +414,7 @@ class Explore(RuleBasedStateMachine):
         try:
             self.p.respawn()
         except (SpawnError, ProviderError) as exc:
-            self.fail("FC-050", "respawn", "a restarted, initialized adapter",
+            self.fail(J.RESPAWN, "respawn", "a restarted, initialized adapter",
                       f"{getattr(exc, 'message', None) or exc}")
         self.monitor()
 
