@@ -64,12 +64,15 @@ def _before_the_script(code: int, err: str) -> bool:
     """The signal's end of an interpreter that had not run a line of ``run`` yet:
     its default action, or Python's own KeyboardInterrupt while it imports
     site (or at ``run``'s line 0, before its first statement)."""
-    if code == -signal.SIGINT:
-        return err == ""
+    if code == -signal.SIGINT and err == "":
+        return True
     frames = [ln.strip() for ln in err.splitlines() if ln.strip().startswith("File ")]
     ours = [f for f in frames if not (f.startswith('File "<frozen ')
                                       or f.startswith(f'File "{ROOT / "run"}", line 0,'))]
-    return code == 1 and err.rstrip().endswith("KeyboardInterrupt") and not ours
+    # an uncaught KeyboardInterrupt exits 1, or dies of SIGINT (Python >= 3.8
+    # re-raises it when the interrupt reached the top of the interpreter)
+    return code in (1, -signal.SIGINT) and err.rstrip().endswith("KeyboardInterrupt") \
+        and not ours
 
 
 def test_sigint_at_every_instant_of_the_first_second_stops_the_run():
