@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from cases.explore import judges as J
+from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from tests.adapters.mutants_explore import EXPLORE
 from tests.test_packaging import _action_step   # action.yml read the one way
@@ -95,7 +96,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 @seed(7)
 @settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(D.repo_sets())
+@given(repo_sets())
 def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tmp_path_factory,
                                                                              drawn):
     first, second = tmp_path_factory.mktemp("a") / "fx", tmp_path_factory.mktemp("b") / "fx"
@@ -130,7 +131,7 @@ def test_the_strategy_draws_the_hostile_shapes():
     @seed(11)
     @settings(max_examples=60, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(D.repo_sets())
+    @given(repo_sets())
     def look(drawn):
         for repo in drawn.repos:
             for path, data in repo.files:

@@ -36,6 +36,7 @@ from cases.commit_ids import git_commit_of
 from cases.explore import judges as J
 from cases.formats import b64_loose, instant   # b64: bytes, not the encoding (the blob case's)
 from cases.settings import CACHE_BYTES, CACHE_PROVIDER
+from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
 from wire.messages import Blob, BlobAt, InitializeResult, Log, Refs, SearchHit, Tree, WebUrl, read
@@ -115,7 +116,7 @@ class Explore(RuleBasedStateMachine):
 
     # -- the set and the adapter --------------------------------------------
 
-    @initialize(drawn=D.repo_sets())
+    @initialize(drawn=repo_sets())
     def start(self, drawn):
         ctx = self.ctx
         ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound

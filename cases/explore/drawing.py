@@ -1,0 +1,156 @@
+"""The hypothesis strategy that draws a repository set for ``--explore``.
+
+``repo_sets()`` draws a ``fixture.drawn.DrawnSet`` (names, fan-outs around
+page sizes, hostile contents, a git history); ``fixture.drawn.write`` turns it
+into bytes on disk. The fixture package stays stdlib only: what draws lives
+here, beside the machine that uses it.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fixture.drawn import (DEFAULT_BRANCHES, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD,
+                           TERM_LETTERS, DrawnRepo, DrawnSet, History, plain_text)
+
+# Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
+_PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
+_HOSTILE = (" ", "#", "?", "%", "+", "&", ";", "=", "%41", "%g1", "é", "e\u0301",
+            "ü", "u\u0308", "日本")
+_LEADING = ("", "", "-", ".")        # a leading '-' or a dotfile now and then
+
+
+def repo_sets(*, max_repos: int = 3):
+    """The hypothesis strategy of a DrawnSet: one to ``max_repos``
+    repositories (the first plain, a git one among them when drawn), a
+    directory with a page-straddling fan-out now and then, and one to three
+    search terms planted in plain-text files."""
+    def ok_name(name: str) -> bool:
+        return (name not in ("", ".", "..") and name not in SKIPPED_NAMES
+                and "z" not in name.lower() and len(name.encode("utf-8")) <= 255)
+
+    piece = st.sampled_from(_PLAIN + _HOSTILE)     # shrinks toward the plain pieces
+    segment = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
+                        st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
+    repo_name = st.sampled_from(("r", "s", "t", "lib", "tools", "w"))
+
+    line_text = st.text(alphabet="abc XYé-_.\t", max_size=12).map(lambda s: s.encode("utf-8"))
+    oddity = st.sampled_from((b"", b"", b"\r", b"\x0c", b"\x00", b"\xff\xfe", b"\x1c", b"\x85"))
+
+    @st.composite
+    def contents(draw) -> bytes:
+        kind = draw(st.sampled_from(("empty", "text", "text", "text")))
+        if kind == "empty":
+            return b""
+        lines = draw(st.lists(line_text, min_size=1, max_size=5))
+        joiner = draw(st.sampled_from((b"\n", b"\n", b"\r\n")))
+        data = joiner.join(lines) + (joiner if draw(st.booleans()) else b"")
+        odd = draw(oddity)
+        if odd:
+            at = draw(st.integers(0, len(data)))
+            data = data[:at] + odd + data[at:]
+        return data
+
+    @st.composite
+    def file_set(draw, *, need_root_file: bool) -> tuple[tuple[str, bytes], ...]:
+        files: dict[str, bytes] = {}
+        dirs = [""]
+        for _ in range(draw(st.integers(0, 2))):          # depth: nested directories
+            parent = draw(st.sampled_from(dirs))
+            name = draw(segment)
+            dirs.append(f"{parent}/{name}" if parent else name)
+        for _ in range(draw(st.integers(1 if need_root_file else 0, 4))):
+            where = draw(st.sampled_from(dirs))
+            name = draw(segment)
+            files[f"{where}/{name}" if where else name] = draw(contents())
+        if draw(st.integers(0, 3)) == 3:                  # a fan-out around a page size (shrinks away)
+            where = draw(st.sampled_from(dirs[1:] or [""]))
+            n = draw(st.sampled_from(PAGE_FANOUTS))
+            folder = f"{where}/fan" if where else "fan"
+            for i in range(n):
+                files[f"{folder}/f{i:03d}.txt"] = b"%d\n" % i
+        if need_root_file and not any("/" not in p for p in files):
+            files[draw(segment)] = draw(contents())
+        # a file and a directory of one name cannot both exist
+        paths = sorted(files)
+        clash = {p for p in paths if any(q.startswith(p + "/") for q in paths)}
+        return tuple((p, files[p]) for p in paths if p not in clash)
+
+    @st.composite
+    def history(draw, tip: tuple) -> History:
+        default = draw(st.sampled_from(DEFAULT_BRANCHES))
+        side = draw(st.sampled_from([b for b in SIDE_BRANCHES if b != default]))
+        snaps = [tip]
+        for _ in range(draw(st.integers(1, 3))):          # older commits, newest first
+            older = draw(_older(dict(snaps[0])))
+            if older != snaps[0]:                         # git commits no empty change
+                snaps.insert(0, older)
+        side_from = draw(st.integers(0, len(snaps) - 1))
+        side_snaps, cur = [], snaps[side_from]
+        for _ in range(draw(st.integers(1, 2))):
+            nxt = draw(_changed(dict(cur)))
+            if nxt != cur:
+                side_snaps.append(nxt)
+                cur = nxt
+        if not side_snaps:                                # the side branch differs from its fork
+            side_snaps.append(tuple(sorted({**dict(cur), "side-only": b"side\n"}.items())))
+        older = max(0, len(snaps) - 2)
+        return History(default, tuple(snaps), side, side_from, tuple(side_snaps),
+                       draw(st.integers(0, older)), draw(st.integers(0, older)))
+
+    @st.composite
+    def _changed(draw, files: dict) -> tuple:
+        """One commit's worth of change: a modify, an add, a delete or a rename."""
+        files = dict(files)
+        op = draw(st.sampled_from(("modify", "add", "delete", "rename")))
+        names = sorted(files)
+        if op in ("modify", "delete", "rename") and names:
+            victim = draw(st.sampled_from(names))
+            if op == "modify":
+                files[victim] = files[victim] + b"changed\n"
+            elif op == "delete" and len(names) > 1:
+                del files[victim]
+            elif op == "rename":
+                new = draw(segment)
+                if not any(p == new or p.startswith(new + "/") for p in files):
+                    files[new] = files.pop(victim)
+        else:
+            new = draw(segment)
+            if not any(p == new or p.startswith(new + "/") or new.startswith(p + "/")
+                       for p in files):
+                files[new] = draw(contents())
+        return tuple(sorted(files.items()))
+
+    @st.composite
+    def _older(draw, files: dict) -> tuple:
+        """The commit before ``files``: the reverse of a change (so renames and
+        deletions happen going forward)."""
+        return draw(_changed(files))
+
+    @st.composite
+    def sets(draw) -> DrawnSet:
+        n = draw(st.integers(1, max_repos))
+        names = draw(st.lists(repo_name, min_size=n, max_size=n, unique=True))
+        git_at = draw(st.integers(0, n - 1)) if draw(st.booleans()) else -1   # a git one (shrinks away)
+        repos = {name: dict(draw(file_set(need_root_file=True))) for name in names}
+        terms = []
+        texts = [(name, p) for name in names for p, d in sorted(repos[name].items())
+                 if plain_text(d) and not p.startswith("fan/") and "/fan/" not in p]
+        for k in range(draw(st.integers(1, 3)) if texts else 0):
+            term = TERM_HEAD + draw(st.text(TERM_LETTERS, min_size=3, max_size=3)) + str(k)
+            where = draw(st.lists(st.sampled_from(texts), min_size=1, max_size=3, unique=True))
+            for name, path in where:
+                lines = repos[name][path].split(b"\n")
+                at = draw(st.integers(0, len(lines) - 1))
+                before = draw(st.sampled_from((b" ", b"\r", b"\x0c", b"x\ry ")))
+                lines[at] = lines[at] + before + term.encode()
+                repos[name][path] = b"\n".join(lines)
+            terms.append((term, tuple(where)))
+        out = []
+        for i, name in enumerate(names):
+            files = tuple(sorted(repos[name].items()))
+            hist = draw(history(files)) if i == git_at else None
+            out.append(DrawnRepo(name, files, hist))
+        return DrawnSet(tuple(out), tuple(terms))
+
+    return sets()
