@@ -472,6 +472,3 @@ def _icon(claim: Claim, fx):
     problem = undisplayable_icon(claim.listed[0])
     return None if problem is None else (f"initialize result: icon {problem}, "
                                          f"not a character any terminal shows")
-
-
-RULES = tuple(JUDGES)   # in registration order
