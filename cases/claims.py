@@ -353,7 +353,7 @@ def _log(claim: Claim, fx):
     got = [_remember(("commit", str(fx.path), s), lambda s=s: git_commit_of(fx, s))
            for s in claim.listed]
     if None in got or not_newest_first(fx, got, want) is not None:
-        return None   # ids git cannot read, or other commits: the owners of log replies and of logs at a ref
+        return None   # ids git cannot read, or other commits: the log replies' owners
     history = f"git log {claim.params.get('ref') or VCS_DEFAULT_BRANCH}" + (f" -- {path}" if path else "")
     if len(got) < len(want) and claim.truncated is not True and not claim.crowded:
         return (f"{_asked(claim)}: {len(got)} of the {len(want)} commits of "

@@ -1,4 +1,4 @@
-"""COVERAGE.md and the README's counts, rendered from cases/rules.json and the registry's SPEC_RULES.
+"""COVERAGE.md and the README's counts, rendered from cases/rules.json and registry.SPEC_RULES.
 
     python3 -m cases.coverage            # the counts
     python3 -m cases.coverage --update   # rewrite COVERAGE.md and the README's counts

@@ -36,7 +36,8 @@ from pathlib import Path
 from cases.registry import REGISTRY, SPEC_RULES
 
 __all__ = ["Rule", "RulesError", "RULES_PATH", "LEVELS", "STRENGTHS", "STATUSES", "SECTIONS",
-           "load", "problems", "unlisted_spec_rules", "unmapped_musts", "uncited_cases", "by_case", "tally"]
+           "load", "problems", "unlisted_spec_rules", "unmapped_musts", "uncited_cases", "by_case",
+           "tally"]
 
 RULES_PATH = Path(__file__).resolve().with_name("rules.json")
 

@@ -223,7 +223,8 @@ def _finding_for(key: str):
         detail = f"{method} result: {path}: a problem"
     elif rule == m.PARTIAL_ITEMS:
         method = "search/code"
-        detail = f"$/partial params: {'.'.join(p.replace('[]', '[0]') for p in rest) or 'items'}: a problem"
+        path = ".".join(p.replace("[]", "[0]") for p in rest) or "items"
+        detail = f"$/partial params: {path}: a problem"
     elif rule == m.NOTIFICATION_ANSWERED:
         method = rest[0] if rest else "window/logMessage"
     return Finding(rule, detail, 1, "must", 7, method, 3, "", streaming)
