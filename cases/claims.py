@@ -1,68 +1,64 @@
-"""`truncated` claims (and icons, and search lines) judged on every reply of the run, not only the owners' own.
+"""The claims judges: `truncated` claims, icons and search lines judged on every reply of the run.
 
-FC-022 (repo/tree), FC-095 (repo/log), FC-070 (one-shot search/code),
-FC-042 (a stream's final reply) and FC-109 (repo/commit) judge the replies
-they ask for. A claim that
-lies anywhere else (in a respawned generation: FC-013, FC-050 and FC-051 ask
-trees, logs and searches after a respawn; at a ref or id another case asked;
-in a process started without cache params) broke the same rule, so every
-process of the run carries a ``ClaimsMonitor``: the protocol monitor, plus a
-compact record of each reply whose `truncated` can be judged from the
-fixture's bytes and from git. After each case the harness ``harvest``s the
-records into findings for the owner (cases/monitoring.py RULE_OWNERS), with
-where in the run they were seen, like any other monitor rule.
+The cases that own these rules (``cases.registry.OWNERS`` names them) judge
+the replies they ask for. A claim that lies anywhere else (in a respawned
+generation, at a ref or id another case asked, in a process started without
+cache params) broke the same rule, so every process of the run carries a
+``ClaimsMonitor``: the protocol monitor, plus a compact record of each reply
+whose claims can be judged from the fixture's bytes and from git. After each
+case the harness ``harvest``s the records into findings under each judge's
+rule key, with where in the run they were seen, like any monitor rule. Each
+judge is registered under its rule key with ``@judge``: one judge a rule, and
+a rule no case owns is refused at import.
 
 Judged only where the answer is certain, both ways (a claim of truncation
 that is false, and a cut without truncated: true):
 
-* repo/tree: alpha, beta and vcs (at ref null, or at a ref git resolves) are
-  never cut; wide at ref null says truncated true iff it leaves a path out
-  (FC-022's rules, as it applies them to its own sweep);
-* repo/log of vcs: when every item resolves through git to a commit and the
-  items are a newest-first leading part of git's log there, fewer than git
-  has say truncated true and all of them never do (FC-095's);
-* search/code of one of the fixture's search terms, unscoped or scoped with
-  repo: to a fixture repository: truncated true with every file holding the
-  term listed is false, and a file left out without truncated true is a cut
-  (FC-070's on one-shot replies, FC-042's on the batches of a stream);
-* repo/commit of vcs, by any spelling git resolves: truncated true beside
-  every path of git's first-parent diff is false (FC-109's; only that
-  direction: a file left out is FC-103's, on the commit cases' replies).
-
-And every hit's `line` of those searches, one-shot or streamed, is >= 1 and
-a line of the file holding the term in any case of letters (FC-031's), unless
-the reply shared the wire with another request (a misrouted reply carries
-another term's hits: FC-120's). That holds on a cancelled stream too, and on
-one the suite stopped reading and retired (``abandon``: its hits so far are
-judged; being cut, it claims nothing about completeness, and no reply is
-missing from it, since none was waited for).
-
-And every initialize result's `icon` of one code point is a character any
-terminal shows (FC-080's: its shape is the protocol monitor's, FC-004's),
-on every process, generation and repeated initialize, whatever it serves.
+* ``tree-truncated``: repo/tree of alpha, beta and vcs (at ref null, or at
+  a ref git resolves) is never cut; wide at ref null says truncated true iff
+  it leaves a path out;
+* ``log-truncated``: repo/log of vcs, when every item resolves through git to
+  a commit and the items are a newest-first leading part of git's log there:
+  fewer than git has say truncated true and all of them never do;
+* ``search-truncated`` (one-shot replies) and ``stream-truncated`` (the
+  batches of a stream): search/code of one of the fixture's search terms,
+  unscoped or scoped with repo: to a fixture repository: truncated true with
+  every file holding the term listed is false, and a file left out without
+  truncated true is a cut;
+* ``commit-truncated``: repo/commit of vcs, by any spelling git resolves:
+  truncated true beside every path of git's first-parent diff is false (only
+  that direction: a file left out is the file list's rule, judged on the
+  commit cases' replies);
+* ``search-line``: every hit's `line` of those searches, one-shot or
+  streamed, is >= 1 and a line of the file holding the term in any case of
+  letters, unless the reply shared the wire with another request (a
+  misrouted reply carries another term's hits: the routing rule's). That
+  holds on a cancelled stream too, and on one the suite stopped reading and
+  retired (``abandon``: its hits so far are judged; being cut, it claims
+  nothing about completeness);
+* ``icon-display``: every initialize result's `icon` of one code point is a
+  character any terminal shows (its shape is the monitor's handshake-icon
+  rule), on every process, generation and repeated initialize.
 
 Left out, as another rule's business: the cut direction of a reply whose
-request shared the wire with another request in flight (a reply or batch
-routed to the wrong request is FC-120's; misrouting cannot turn an honest
-reply into a false claim of truncation, so that direction is judged there
-too), the truncated of a stream with a malformed batch (FC-044's) or that
-was cancelled (FC-045: any truncated), a truncated that is not a boolean (the shape rule's), other queries (path: is
-FC-034's; matching semantics are the adapter's, RULINGS "Search"), and every
-process serving another directory than the session's fixture copy (FC-011's
-private copy), and a batch naming no request in flight (FC-040's, FC-041's).
-
-Over 400 lines on purpose: one recorder and the judges of what it records;
-each judge reads only the members its rule is about, so the rule and where
-it is left to another owner read side by side.
+request shared the wire with another request in flight (misrouting is the
+routing rule's, and cannot turn an honest reply into a false claim of
+truncation), the truncated of a stream with a malformed batch (partial-items)
+or that was cancelled (any truncated is allowed), a truncated that is not a
+boolean (result-shape), other queries (path: queries and matching semantics
+are the adapter's, RULINGS "Search"), every process serving another directory
+than the session's fixture copy, and a batch naming no request in flight
+(partial-id, partial-after-reply).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
+from cases import registry
 from fixture.catalog import (ALPHA, BETA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, VCS,
                              VCS_DEFAULT_BRANCH, WIDE)
 from wire.framing import REPLY, usable_id
@@ -75,8 +71,6 @@ STREAM_TRUNCATED = "stream-truncated"
 ICON_DISPLAY = "icon-display"
 COMMIT_TRUNCATED = "commit-truncated"
 SEARCH_LINE = "search-line"
-RULES = (TREE_TRUNCATED, LOG_TRUNCATED, SEARCH_TRUNCATED, STREAM_TRUNCATED, ICON_DISPLAY,
-         COMMIT_TRUNCATED, SEARCH_LINE)
 
 ABSENT = "absent"                  # a truncated member left out (false by default)
 TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
@@ -144,7 +138,7 @@ class ClaimsMonitor(Monitor):
         params = msg.get("params")
         rid = params.get("id") if isinstance(params, dict) else None
         if not usable_id(rid) or rid not in self._open.get(generation, ()):
-            return   # a batch for no request in flight (FC-040's, FC-041's) joins no claim
+            return   # a batch for no request in flight (partial-id's) joins no claim
         items = params.get("items")
         hits = _hits(items)
         if hits is None:
@@ -215,7 +209,7 @@ def _lines(items: Any) -> list:
 
 def _hits(items: Any) -> list | None:
     """(repo, path) of each hit, or None when a hit is not an object with
-    string repo and path (the batch is malformed: FC-044's)."""
+    string repo and path (the batch is malformed: partial-items')."""
     if not isinstance(items, list):
         return None
     out = []
@@ -243,20 +237,45 @@ def harvest(provider, fx) -> list[Finding]:
     for claim in new:
         if not served and claim.method != "initialize":
             continue   # another directory's replies: the fixture cannot settle them
-        if claim.judgeable and claim.truncated in (True, False, ABSENT):
-            judges = _JUDGES[claim.method]
-        else:   # cancelled, cut by the suite, a malformed batch: its hits' lines still hold
-            judges = _ANY_CLAIM.get(claim.method, ())
-        for judge in judges:
+        # cancelled, cut by the suite, a malformed batch: only the judges that read no truncated
+        whole = claim.judgeable and claim.truncated in (True, False, ABSENT)
+        for judge_ in JUDGES.values():
+            if judge_.method != claim.method or not (whole or judge_.any_claim):
+                continue
             try:
-                found = judge(claim, fx)
+                detail = judge_.judge(claim, fx)
             except (RuntimeError, OSError, ValueError):   # git could not answer: nothing judged
-                found = None
-            if found is not None:
-                rule, detail = found
-                out.append(Finding(rule, detail, claim.generation, "must", claim.rid,
+                detail = None
+            if detail is not None:
+                out.append(Finding(judge_.rule, detail, claim.generation, "must", claim.rid,
                                    claim.method, claim.seq, "", claim.streaming))
     return out
+
+
+@attrs.frozen
+class Judge:
+    """The one judge of a rule key: what it reads, and whether it holds on any claim."""
+    rule: str        # the key its findings carry (cases.registry.OWNERS names the owner)
+    method: str      # the replies whose claims it reads
+    judge: Callable[[Claim, Any], "str | None"]   # (claim, fixture) -> what is wrong, or None
+    any_claim: bool  # reads no truncated: holds on a cancelled or cut stream too
+
+
+JUDGES: dict[str, Judge] = {}
+
+
+def judge(rule: str, method: str, *, any_claim: bool = False):
+    """Register the decorated function as the judge of ``rule`` on ``method``'s
+    claims. A second judge for one rule, or a rule no case owns in the
+    registry, is an error when this module is imported."""
+    def register(fn):
+        if rule in JUDGES:
+            raise ValueError(f"a second judge for {rule!r} ({fn.__name__}; "
+                             f"{JUDGES[rule].judge.__name__} judges it): one judge a rule")
+        registry.owner_of(rule)
+        JUDGES[rule] = Judge(rule, method, fn, any_claim)
+        return fn
+    return register
 
 
 _memo: dict[tuple, Any] = {}
@@ -294,6 +313,7 @@ def _git_rev(fx, ref: Any) -> str | None:
     return _remember(("rev", str(fx.path), ref), compute)
 
 
+@judge(TREE_TRUNCATED, "repo/tree")
 def _tree(claim: Claim, fx):
     names = {fx.repo(n): n for n in (ALPHA, BETA, WIDE, *([VCS] if fx.vcs_built else []))}
     name, ref = names.get(claim.params.get("repo")), claim.params.get("ref")
@@ -302,23 +322,24 @@ def _tree(claim: Claim, fx):
     if name != WIDE:
         at_known_ref = ref is None or (name == VCS and _git_rev(fx, ref) is not None)
         if claim.truncated is True and at_known_ref:
-            return TREE_TRUNCATED, (f"{_asked(claim)}: truncated true on a small tree, which no "
-                                    f"budget cuts ({len(claim.listed)} entries listed)")
+            return (f"{_asked(claim)}: truncated true on a small tree, which no "
+                    f"budget cuts ({len(claim.listed)} entries listed)")
         return None
     if ref is not None:
         return None
     disk = _remember(("walk", str(fx.path), WIDE), lambda: frozenset(fx.walk(WIDE)))
     missing = disk - set(claim.listed)
     if claim.truncated is True and not missing:
-        return TREE_TRUNCATED, (f"{_asked(claim)}: truncated true with all {len(disk)} paths "
-                                f"listed (truncated is true only when the budget cut the walk)")
+        return (f"{_asked(claim)}: truncated true with all {len(disk)} paths "
+                f"listed (truncated is true only when the budget cut the walk)")
     if claim.truncated is not True and missing and not claim.crowded:
-        return TREE_TRUNCATED, (f"{_asked(claim)}: {len(disk) - len(missing)} of {len(disk)} "
-                                f"paths, {_said(claim)}; missing e.g. {sorted(missing)[0]!r} "
-                                f"(a cut walk must say truncated true)")
+        return (f"{_asked(claim)}: {len(disk) - len(missing)} of {len(disk)} "
+                f"paths, {_said(claim)}; missing e.g. {sorted(missing)[0]!r} "
+                f"(a cut walk must say truncated true)")
     return None
 
 
+@judge(LOG_TRUNCATED, "repo/log")
 def _log(claim: Claim, fx):
     from cases.commit_ids import git_commit_of
     from cases.gitfacts import git_log, not_newest_first
@@ -332,36 +353,45 @@ def _log(claim: Claim, fx):
     got = [_remember(("commit", str(fx.path), s), lambda s=s: git_commit_of(fx, s))
            for s in claim.listed]
     if None in got or not_newest_first(fx, got, want) is not None:
-        return None   # ids git cannot read, or other commits: FC-094's / FC-130's
+        return None   # ids git cannot read, or other commits: the log replies' owners
     history = f"git log {claim.params.get('ref') or VCS_DEFAULT_BRANCH}" + (f" -- {path}" if path else "")
     if len(got) < len(want) and claim.truncated is not True and not claim.crowded:
-        return LOG_TRUNCATED, (f"{_asked(claim)}: {len(got)} of the {len(want)} commits of "
-                               f"{history}, {_said(claim)} (a log cut short says truncated true)")
+        return (f"{_asked(claim)}: {len(got)} of the {len(want)} commits of "
+                f"{history}, {_said(claim)} (a log cut short says truncated true)")
     if len(got) >= len(want) and claim.truncated is True:
-        return LOG_TRUNCATED, (f"{_asked(claim)}: all {len(want)} commits of {history} and "
-                               f"truncated true (no further commit exists)")
+        return (f"{_asked(claim)}: all {len(want)} commits of {history} and "
+                f"truncated true (no further commit exists)")
     return None
 
 
-def _search(claim: Claim, fx):
+@judge(SEARCH_TRUNCATED, "search/code")
+def _search_one_shot(claim: Claim, fx):
+    return None if claim.streaming else _search_cut(claim, fx, "returned")
+
+
+@judge(STREAM_TRUNCATED, "search/code")
+def _search_streamed(claim: Claim, fx):
+    return _search_cut(claim, fx, "streamed") if claim.streaming else None
+
+
+def _search_cut(claim: Claim, fx, how: str):
+    """A search's truncated against the files holding its term: a claim of
+    truncation with all of them listed is false, one left out is a cut."""
     from cases.facts import files_containing
     asked = _term_and_scope(claim, fx)
     if asked is None:
         return None
     term, repos = asked
     expected = frozenset(f for f in files_containing(fx, term) if f[0] in repos)
-    listed = set(claim.listed)
-    missing = expected - listed
-    rule = STREAM_TRUNCATED if claim.streaming else SEARCH_TRUNCATED
-    how = "streamed" if claim.streaming else "returned"
+    missing = expected - set(claim.listed)
     if claim.truncated is True and not missing:
-        return rule, (f"{_asked(claim)}: truncated true with every one of the {len(expected)} "
-                      f"files holding {term!r} {how} (a claim of truncation that is false)")
+        return (f"{_asked(claim)}: truncated true with every one of the {len(expected)} "
+                f"files holding {term!r} {how} (a claim of truncation that is false)")
     if claim.truncated is not True and missing and not claim.crowded:
         shown = ", ".join(f"{r} {p}" for r, p in sorted(missing)[:SHOWN])
-        return rule, (f"{_asked(claim)}: {len(expected) - len(missing)} of the {len(expected)} "
-                      f"files holding {term!r} {how}, {_said(claim)}; missing e.g. {shown} "
-                      f"(a cut must say truncated true)")
+        return (f"{_asked(claim)}: {len(expected) - len(missing)} of the {len(expected)} "
+                f"files holding {term!r} {how}, {_said(claim)}; missing e.g. {shown} "
+                f"(a cut must say truncated true)")
     return None
 
 
@@ -380,11 +410,12 @@ def _term_and_scope(claim: Claim, fx):
     return term, repos if scope is None else {scope}
 
 
+@judge(SEARCH_LINE, "search/code", any_claim=True)
 def _search_lines(claim: Claim, fx):
     """Every hit's `line`, when present, is >= 1 and a line of the file that
-    holds the term (FC-031's: in any case of letters, as matching semantics
+    holds the term (in any case of letters, as matching semantics
     are the adapter's). A reply that shared the wire with another request is
-    left out (a misrouted reply, another term's hits: FC-120's), and so is a
+    left out (a misrouted reply, another term's hits: reply-id's), and so is a
     hit naming a file the fixture does not have (which file is its owner's)."""
     from cases.facts import read_or_none
     asked = _term_and_scope(claim, fx)
@@ -407,16 +438,18 @@ def _search_lines(claim: Claim, fx):
             bad.append(f"{repo} {path} line {line} (the term is on line(s) "
                        f"{', '.join(map(str, holding[:SHOWN])) or 'none'})")
     if bad:
-        return SEARCH_LINE, (f"{_asked(claim)}: {len(bad)} hit(s) whose line holds no {term!r}: "
-                             f"{'; '.join(bad[:SHOWN])} (line is the 1-based line of a match)")
+        return (f"{_asked(claim)}: {len(bad)} hit(s) whose line holds no {term!r}: "
+                f"{'; '.join(bad[:SHOWN])} (line is the 1-based line of a match)")
     return None
 
 
+@judge(COMMIT_TRUNCATED, "repo/commit")
 def _commit(claim: Claim, fx):
     """truncated true beside every path of git's first-parent diff of the
-    commit asked (by any spelling git resolves) is false: FC-109's. The
+    commit asked (by any spelling git resolves) is false. The
     other direction, a file left out without it, is the file list's
-    (FC-103's), judged on the commit cases' own replies."""
+    (registry topic "commit files are"), judged on the commit cases' own
+    replies."""
     from cases.gitfacts import git_commit
     if claim.truncated is not True or not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS):
         return None
@@ -427,20 +460,15 @@ def _commit(claim: Claim, fx):
     changed = _remember(("changes", str(fx.path), rev),
                         lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
     if changed <= set(claim.listed):
-        return COMMIT_TRUNCATED, (f"{_asked(claim)}: truncated true beside all {len(changed)} "
-                                  f"paths git's diff of {rev[:12]} changes (truncated says the "
-                                  f"file list is incomplete)")
+        return (f"{_asked(claim)}: truncated true beside all {len(changed)} "
+                f"paths git's diff of {rev[:12]} changes (truncated says the "
+                f"file list is incomplete)")
     return None
 
 
+@judge(ICON_DISPLAY, "initialize")
 def _icon(claim: Claim, fx):
     from cases.formats import undisplayable_icon
     problem = undisplayable_icon(claim.listed[0])
-    return None if problem is None else (ICON_DISPLAY, f"initialize result: icon {problem}, "
-                                                       f"not a character any terminal shows")
-
-
-# The judges that read no truncated: they hold on a cancelled or cut stream too.
-_ANY_CLAIM = {"search/code": (_search_lines,)}
-_JUDGES = {"repo/tree": (_tree,), "repo/log": (_log,), "search/code": (_search, _search_lines),
-           "initialize": (_icon,), "repo/commit": (_commit,)}
+    return None if problem is None else (f"initialize result: icon {problem}, "
+                                         f"not a character any terminal shows")

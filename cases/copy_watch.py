@@ -14,8 +14,8 @@ mapping, and a write through a second hard link in another directory (a
 fresh copy has none). So the end of the run walks the copy once whatever the
 watch said (``Baseline.changed(full=True)``).
 
-Off, so that every check walks as before, where inotify is missing or
-refuses a watch. The reference adapter has its own copy of this idea
+Where inotify is missing or refuses a watch, the watch is off and every
+check walks the copy. The reference adapter has its own copy of this idea
 (vendor/fs_provider.py, "change notification"): it stays one standalone file.
 """
 

@@ -1,4 +1,4 @@
-"""COVERAGE.md and the README's counts, rendered from cases/rules.json.
+"""COVERAGE.md and the README's counts, rendered from cases/rules.json and registry.SPEC_RULES.
 
     python3 -m cases.coverage            # the counts
     python3 -m cases.coverage --update   # rewrite COVERAGE.md and the README's counts
@@ -76,9 +76,10 @@ def render(rules, registry=REGISTRY) -> str:
         "# Rule coverage",
         "",
         "Which adapter-side rules of PROTOCOL.md (v1.6) the suite judges, and with",
-        "which cases. Generated from `cases/rules.json` by",
-        "`python3 -m cases.coverage --update`: edit the JSON, never this file",
-        "(tests/test_coverage_map.py keeps the two equal). A rule is judged by the",
+        "which cases. Generated from `cases/rules.json` and `SPEC_RULES` of",
+        "`cases/registry.py` by `python3 -m cases.coverage --update`: edit those,",
+        "never this file (tests/test_coverage_map.py keeps it what they render).",
+        "A rule is judged by the",
         "cases listed, or marked host-side (a client's obligation), not observable",
         "over stdio, or out of scope, with the reason. Every MUST needs one of these;",
         "`python3 -m cases.coverage --missing` lists those that have none yet.",
@@ -147,14 +148,14 @@ def missing_report(rules) -> str:
     if joining:
         lines += ["", f"{len(joining)} judged rule(s) a planned case is to join:"]
         lines += [f"  {r.id}  cases {', '.join(r.cases)}; planned: {r.planned}" for r in joining]
-    lines += ["", "Fill in: put the case ids in the rule's \"cases\" in cases/rules.json, then "
+    lines += ["", "Fill in: map the rule to its cases in SPEC_RULES of cases/registry.py, then "
               "python3 -m cases.coverage --update"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
     rules = R.load()
-    bad = R.problems(rules)
+    bad = R.problems(rules) + R.unlisted_spec_rules(rules)
     if argv == ["--missing"]:
         sys.stdout.write(missing_report(rules))
         return 1 if R.unmapped_musts(rules) else 0

@@ -7,9 +7,9 @@ the end), the results for cases/report.py. ``GroupSlot`` is a group's
 adapter process, started on first use and replaced when a case leaves it
 dirty; ``CaseRun`` is what is known about the case running now.
 
-Over 400 lines on purpose: one owner of everything a session opens and must
-close (processes, copies, their watch, the cache roots FC-055 looks at once
-they are closed), so the order of the end of a run is written in one place.
+It owns everything a session opens and must close (processes, copies, their
+watch, the cache roots judged once they are closed), so the order of the end
+of a run is written in one place.
 """
 
 from __future__ import annotations

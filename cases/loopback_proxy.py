@@ -1,6 +1,7 @@
-"""FC-052's proxy: a loopback HTTP(S) forward proxy with a gate.
+"""A loopback HTTP(S) forward proxy with a gate: how network I/O during initialize is seen.
 
-FC-052 advertises this proxy through the proxy variables (HTTP_PROXY,
+The case that owns that rule (in ``cases.registry.OWNERS``) advertises
+this proxy through the proxy variables (HTTP_PROXY,
 HTTPS_PROXY, ALL_PROXY and their lower-case forms). While the gate is
 closed (the adapter is starting and answering ``initialize``) every
 connection that arrives is counted, answered ``503`` and closed: that is
@@ -27,6 +28,7 @@ import select
 import socket
 from urllib.parse import urlsplit
 
+from cases import registry
 from cases.netwatch import LoopbackListener, close_quietly
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
@@ -319,7 +321,8 @@ class GatedProxy(LoopbackListener):
     def _refuse(self, conn: socket.socket, host: str, port: int) -> None:
         with self._lock:
             self._refused.append(f"{host}:{port}")
-        body = b"forge-conformance's FC-052 proxy relays to loopback addresses only\n"
+        owner = registry.owner_of("network I/O during initialize is")
+        body = f"forge-conformance's {owner} proxy relays to loopback addresses only\n".encode()
         conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
                      b"Content-Length: " + str(len(body)).encode() + b"\r\n"
                      b"Connection: close\r\n\r\n" + body)

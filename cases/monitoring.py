@@ -1,10 +1,11 @@
-"""The run-wide protocol monitor's verdicts: which case owns each frame rule.
+"""The run-wide verdicts: every finding of the run handed to the case that owns its rule.
 
 Every adapter process the suite starts carries a ``wire.monitor.Monitor``;
 each frame both ways is judged as it passes (``Provider.findings``). After
 each case the harness ``harvest``s what the case's processes produced,
 tagged with the case it was seen in; at the end of the session ``verdicts``
-hands every finding to the case that owns its rule (RULINGS "Attribution":
+hands every finding to the case that owns its rule in the registry's table
+(``cases.registry.OWNERS``; RULINGS "Attribution":
 "A rule the run-wide monitor checks on every frame is owned by one case;
 that case's verdict lists where in the run the violation was seen").
 
@@ -16,97 +17,16 @@ A MUST finding fails its owner; a SHOULD finding is a warning on it.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
-from cases import api, claims, null_params, registry
+from cases import api, null_params, registry
 from wire import monitor as m
 from wire.monitor import Finding
 
 # Not a frame rule: what a process left in its host cache root (harness.scan_cache_roots)
 CACHE_ROOT = "cache-root"
-
-# rule -> the case that owns it everywhere in the run
-RULE_OWNERS: dict[str, str] = {
-    CACHE_ROOT: "FC-055",
-    m.STDOUT_UTF8: "FC-123",
-    m.STDOUT_JSON: "FC-123",
-    m.JSONRPC: "FC-124",
-    m.REPLY_MEMBERS: "FC-124",
-    m.REQUEST_TO_HOST: "FC-124",
-    m.REPLY_ID: "FC-120",
-    m.REPLY_UNKNOWN: "FC-120",
-    m.REPLY_TWICE: "FC-120",
-    m.PARTIAL_OPT_IN: "FC-046",
-    m.PARTIAL_AFTER_REPLY: "FC-041",
-    m.PARTIAL_ID: "FC-040",
-    m.PARTIAL_ITEMS: "FC-044",
-    m.BASE64: "FC-024",
-    m.ERROR_SHAPE: "FC-063",
-    # every initialize result of the run: each generation of every process,
-    # a second initialize on one process too (RULINGS "Attribution")
-    m.HANDSHAKE_PROTOCOL: "FC-001",
-    m.HANDSHAKE_NAME: "FC-002",
-    m.HANDSHAKE_CAPABILITIES: "FC-003",
-    m.HANDSHAKE_ICON: "FC-004",
-    m.HANDSHAKE_REVISION_CAPABILITIES: "FC-099",   # RULINGS: the revision keys are FC-099's
-    m.HANDSHAKE_CACHE: "FC-005",   # the cache budget's reply member (§2.3)
-    # truncated claims on every reply of the run that can be judged (cases/claims.py)
-    claims.TREE_TRUNCATED: "FC-022",
-    claims.LOG_TRUNCATED: "FC-095",
-    claims.SEARCH_TRUNCATED: "FC-070",
-    claims.STREAM_TRUNCATED: "FC-042",
-    claims.ICON_DISPLAY: "FC-080",   # a one-code-point icon displayable, every handshake
-    claims.COMMIT_TRUNCATED: "FC-109",   # a commit's complete file list said truncated
-    claims.SEARCH_LINE: "FC-031",   # a hit's line holds a match, on every search of the run
-    # §3.0 null like absent, on the first request of each method the run sends
-    null_params.NULL_LIKE_ABSENT: "FC-053",   # reader tolerance of params (RULINGS)
-    # an adapter process ending unasked (RULINGS "Process behaviour"), by what it followed:
-    m.EXIT_AFTER_CANCEL: "FC-122",         # §5.4 "no error, no crash", whichever id it names
-    m.EXIT_AFTER_NOTIFICATION: "FC-054",   # §7.2, §7.7 unsolicited notifications are ignored
-    m.EXIT_IDLE: "FC-050",                 # a warning: the host restarts it (§7.10's backoff)
-}
-
-# result-shape: the owner by method, refined by the member the problem is at
-SHAPE_OWNERS: dict[str, str] = {
-    "repo/tree": "FC-021",
-    "repo/blob": "FC-024",
-    "repo/blob_at": "FC-096",
-    "repo/refs": "FC-090",
-    "repo/log": "FC-094",
-    "repo/blame": "FC-098",
-    "repo/commit": "FC-100",
-    "search/repos": "FC-110",
-    "org/repos": "FC-111",
-    "repo/clone_url": "FC-113",
-    "repo/web_url": "FC-114",
-    "org/url": "FC-115",
-    "search/code": "FC-070",    # one-shot search replies (registry OWNERS)
-}
-# a streamed search's final reply (metadata only): registry OWNERS "streamed replies are"
-STREAMED_SEARCH_OWNER = "FC-042"
-# (method, member path prefix) -> owner, most specific first
-SHAPE_MEMBER_OWNERS: tuple[tuple[str, str, str], ...] = (
-    ("repo/tree", "truncated", "FC-022"),
-    ("repo/log", "truncated", "FC-095"),   # R-3.7-limit: the log's truncated is FC-095's
-    ("search/code", "index", "FC-033"),
-    ("search/code", "truncated", "FC-070"),
-)
-SHAPE_ITEM_MEMBER_OWNERS: dict[tuple[str, str], str] = {
-    ("search/code", "line"): "FC-031",
-    ("search/code", "located"): "FC-032",
-    ("org/repos", "description"): "FC-112",
-    ("org/repos", "private"): "FC-112",
-    ("org/repos", "archived"): "FC-112",
-    ("org/repos", "pushed_at"): "FC-112",
-    ("org/repos", "name"): "FC-112",
-}
-# An exit with requests in flight fails each of them, as in the host: the
-# case waiting on one fails on its closed output (cases/explain.py names the
-# exit status), so m.EXIT_IN_FLIGHT has no run-wide owner (one defect, one
-# case); the harness's own requests judge it themselves (cases/null_params.py).
-# A reply to a notification: to a $/cancelRequest it is FC-122's (cancel
-# edges), to any other notification FC-054's (unsolicited notifications).
-CANCEL_ANSWERED, NOTIFICATION_ANSWERED = "FC-122", "FC-054"
 SHOWN = 3
 EXITS = (m.EXIT_AFTER_CANCEL, m.EXIT_AFTER_NOTIFICATION, m.EXIT_IN_FLIGHT, m.EXIT_IDLE)
 
@@ -126,31 +46,39 @@ class Seen:
 
 
 def owner_of(finding: Finding) -> str | None:
-    """The case id that owns ``finding``'s rule (None: no case owns it)."""
+    """The case id that owns ``finding``'s rule (None: no case owns it), from
+    the registry's table: the rule key, refined by what the finding is about."""
+    return registry.rule_owner(*key_of(finding))
+
+
+def key_of(finding: Finding) -> tuple[str, ...]:
+    """The parts of ``finding``'s key in registry.OWNERS, most general first:
+    ``("notification-answered", "$/cancelRequest")``, ``("partial-items",
+    "items[]", "located")``, ``("result-shape", "search/code", "streamed",
+    "index", "as_of")``, or the rule key alone."""
     rule = finding.rule
     if rule == m.NOTIFICATION_ANSWERED:
-        return CANCEL_ANSWERED if finding.method == "$/cancelRequest" else NOTIFICATION_ANSWERED
-    if rule == m.PARTIAL_ITEMS and _first_member(finding.detail) == "located":
-        return SHAPE_ITEM_MEMBER_OWNERS[("search/code", "located")]   # located is FC-032's
-    if rule != m.RESULT_SHAPE:
-        return RULE_OWNERS.get(rule)
-    method = finding.method or ""
-    path = _shape_path(finding.detail, method)
-    if method == "search/code" and finding.streaming and not path.startswith("index"):
-        return STREAMED_SEARCH_OWNER   # the final reply of a stream carries metadata only
-    for meth, prefix, owner in SHAPE_MEMBER_OWNERS:
-        if meth == method and (path == prefix or path.startswith(prefix + ".")):
-            return owner
-    member = path.rsplit(".", 1)[-1] if "[" in path else ""
-    return SHAPE_ITEM_MEMBER_OWNERS.get((method, member), SHAPE_OWNERS.get(method))
+        return rule, finding.method or ""
+    if rule == m.PARTIAL_ITEMS:
+        return rule, *member_path(_partial_path(finding.detail))
+    if rule == m.RESULT_SHAPE:
+        method = finding.method or ""
+        streamed = ("streamed",) if finding.streaming else ()
+        return rule, method, *streamed, *member_path(_shape_path(finding.detail, method))
+    return (rule,)
 
 
-def _first_member(detail: str) -> str:
-    """The last member name of a detail's first problem path
-    (``$/partial params: items[0].located: expected ...`` -> ``located``)."""
+def member_path(path: str) -> tuple[str, ...]:
+    """A problem's member path as key parts, any item index as ``[]``
+    (``entries[3].sha`` -> ``("entries[]", "sha")``)."""
+    return tuple(re.sub(r"\[\d+\]", "[]", part) for part in path.split(".") if part)
+
+
+def _partial_path(detail: str) -> str:
+    """The member path of a $/partial params detail's first problem
+    (``$/partial params: items[0].located: expected ...`` -> ``items[0].located``)."""
     parts = [p.strip() for p in detail.split(":")]
-    path = parts[1] if len(parts) > 2 else ""
-    return path.rsplit(".", 1)[-1] if "[" in path else path
+    return parts[1] if len(parts) > 2 else ""
 
 
 def _shape_path(detail: str, method: str) -> str:
@@ -161,7 +89,7 @@ def _shape_path(detail: str, method: str) -> str:
 
 
 def cache_root_seen(root, stray: list[str], label: str, case_id: str | None) -> Seen:
-    """A finding for FC-055: a process wrote ``stray`` into its host cache root."""
+    """A finding of the cache-root rule: a process wrote ``stray`` into its host cache root."""
     shown = ", ".join(stray[:SHOWN]) + (f" and {len(stray) - SHOWN} more" if len(stray) > SHOWN
                                          else "")
     detail = (f"wrote {shown} into the host's cache root {root} outside providers/ "

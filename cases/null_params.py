@@ -12,7 +12,7 @@ it (one-shot: `partial` left out unless it is the param judged). The two
 answers must agree on the members the rule is about (content ids are
 opaque, so paths and types, hits, commit ids within one generation, bytes,
 URLs, `truncated`): a difference is a finding for ``NULL_LIKE_ABSENT``'s
-owner (cases/monitoring.py), wherever in the run it was seen. About 20
+owner (cases.registry.OWNERS), wherever in the run it was seen. About 20
 requests a run; wide's requests are never repeated (their answers are big).
 
 A process that ends with one of these requests in flight fails the

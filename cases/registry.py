@@ -1,22 +1,45 @@
-"""The case matrix: the single source of truth for every case id.
+"""Who owns what: every case id, and the one case that owns each rule, here and nowhere else.
 
-Each entry binds a stable id (``FC-nnn``) to its group (the case module
-``cases/test_<group>.py`` that implements it), its title and the spec section
-it cites, exactly as the product brief lists them, plus ``since``: the
-protocol revision the rule arrived in (taken from the title/spec text or the
-group heading; base cases are "v1"). Ids never change meaning: a retired
-rule keeps its id unused, a new rule gets a new id.
+Everything that decides which case a verdict belongs to lives in this file;
+the modules that judge look their owner up here and name no case themselves.
+The tables:
 
-``markdown_table()`` renders the README's case table from this registry;
-tests/test_registry.py keeps the two equal.
+* ``REGISTRY``: the case matrix. Each entry binds a stable id (``FC-nnn``) to
+  its group (the case module ``cases/test_<group>.py`` that implements it),
+  its title and the spec section it cites, plus ``since``: the protocol
+  revision the rule arrived in. Ids never change meaning: a retired rule
+  keeps its id unused, a new rule gets a new id.
+* ``OWNERS``: every rule key -> the one case that owns it.
+
+  - Run-wide rules, judged on every frame and process of the run (RULINGS
+    "Attribution"): the key a finding carries (``wire/monitor.py``'s frame
+    rules, the judges of ``cases/claims.py`` and ``cases/null_params.py``,
+    ``cases/monitoring.py``'s cache root), refined by what the finding is
+    about where one rule has several owners: the notification answered, the
+    method, ``streamed``, the member path (``[]``: any item), e.g.
+    ``result-shape repo/tree truncated``. ``rule_owner`` takes the most
+    specific key that is listed.
+  - Topics: what a case's not-evaluated skip names as another case's
+    (``cases.api.owner("tree replies are")`` -> "tree replies are FC-020's").
+
+* ``NOT_OWNED``: the run-wide rules no case owns, and why.
+* ``SPEC_RULES``: each adapter rule of PROTOCOL.md (an id of
+  ``cases/rules.json``, which holds its section, strength and words) -> the
+  cases that judge it (several when each judges a part of it).
+
+tests/test_registry.py checks that every judge's key and every monitor rule
+has exactly one owner here, that every owner is a case of ``REGISTRY``, and
+that no key is left that nothing reports; ``markdown_table()`` renders the
+README's case table from ``REGISTRY``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Case", "REGISTRY", "GROUPS", "GROUP_HEADINGS", "LEVELS", "OWNERS", "by_id",
-           "in_group", "owner_of", "markdown_table", "TABLE_BEGIN", "TABLE_END"]
+__all__ = ["Case", "REGISTRY", "GROUPS", "GROUP_HEADINGS", "LEVELS", "OWNERS", "NOT_OWNED",
+           "SPEC_RULES", "by_id", "in_group", "owner_of", "rule_owner", "markdown_table",
+           "TABLE_BEGIN", "TABLE_END"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +77,78 @@ GROUPS: tuple[str, ...] = tuple(GROUP_HEADINGS)
 # Protocol levels whose cases the terminal summary reports as met or not.
 LEVELS = ("v1", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6")
 
-# What a case owns, as another case's not-evaluated skip names it
-# (cases.api.owner): "<topic> FC-nnn's". tests/test_registry.py checks every
-# owner is a registry id and every topic a case module names is listed here.
+# rule key -> the case that owns it (see the module doc)
 OWNERS: dict[str, str] = {
+    # wire/monitor.py's frame rules, on every frame of the run
+    "stdout-utf8": "FC-123",
+    "stdout-json": "FC-123",
+    "jsonrpc": "FC-124",
+    "reply-members": "FC-124",
+    "request-to-host": "FC-124",
+    "reply-id": "FC-120",
+    "reply-unknown": "FC-120",
+    "reply-twice": "FC-120",
+    "notification-answered": "FC-054",   # an answer to an unsolicited notification
+    "notification-answered $/cancelRequest": "FC-122",   # to a cancel: the cancel edges'
+    "partial-opt-in": "FC-046",
+    "partial-after-reply": "FC-041",
+    "partial-id": "FC-040",
+    "partial-items": "FC-044",
+    "partial-items items[] located": "FC-032",
+    "base64": "FC-024",
+    "error-shape": "FC-063",
+    # every initialize result of the run: each generation of every process, a
+    # second initialize on one process too
+    "handshake-protocol": "FC-001",
+    "handshake-name": "FC-002",
+    "handshake-capabilities": "FC-003",
+    "handshake-icon": "FC-004",
+    "handshake-revision-capabilities": "FC-099",   # RULINGS: the revision keys are FC-099's
+    "handshake-cache": "FC-005",   # the cache budget's reply member (§2.3)
+    # an adapter process ending unasked (RULINGS "Process behaviour"), by what it followed
+    "exit-after-cancel": "FC-122",         # §5.4 "no error, no crash", whichever id it names
+    "exit-after-notification": "FC-054",   # §7.2, §7.7 unsolicited notifications are ignored
+    "exit-idle": "FC-050",                 # a warning: the host restarts it (§7.10's backoff)
+    # result shapes: by method, refined by the member the first problem is at
+    "result-shape repo/tree": "FC-021",
+    "result-shape repo/tree truncated": "FC-022",
+    "result-shape repo/blob": "FC-024",
+    "result-shape repo/blob_at": "FC-096",
+    "result-shape repo/refs": "FC-090",
+    "result-shape repo/log": "FC-094",
+    "result-shape repo/log truncated": "FC-095",   # R-3.7-limit: the log's truncated
+    "result-shape repo/blame": "FC-098",
+    "result-shape repo/commit": "FC-100",
+    "result-shape search/repos": "FC-110",
+    "result-shape org/repos": "FC-111",
+    "result-shape org/repos repos[] name": "FC-112",
+    "result-shape org/repos repos[] description": "FC-112",
+    "result-shape org/repos repos[] private": "FC-112",
+    "result-shape org/repos repos[] archived": "FC-112",
+    "result-shape org/repos repos[] pushed_at": "FC-112",
+    "result-shape repo/clone_url": "FC-113",
+    "result-shape repo/web_url": "FC-114",
+    "result-shape org/url": "FC-115",
+    "result-shape search/code": "FC-070",   # one-shot search replies
+    "result-shape search/code index": "FC-033",
+    "result-shape search/code items[] line": "FC-031",
+    "result-shape search/code items[] located": "FC-032",
+    "result-shape search/code streamed": "FC-042",   # a stream's final reply: metadata only
+    "result-shape search/code streamed index": "FC-033",
+    # cases/claims.py: replies judged from the fixture's bytes and from git
+    "tree-truncated": "FC-022",
+    "log-truncated": "FC-095",
+    "search-truncated": "FC-070",
+    "stream-truncated": "FC-042",
+    "icon-display": "FC-080",   # a one-code-point icon displayable, every handshake
+    "commit-truncated": "FC-109",   # a commit's complete file list said truncated
+    "search-line": "FC-031",   # a hit's line holds a match, on every search of the run
+    # cases/null_params.py: §3.0 null like absent, on the first request of each method
+    "null-like-absent": "FC-053",   # reader tolerance of params (RULINGS)
+    # cases/monitoring.py: what a process left in its host cache root
+    "cache-root": "FC-055",
+
+    # topics: what a case's not-evaluated skip names ("<topic> FC-nnn's")
     "coverage is": "FC-020",
     "starting without the cache params is": "FC-005",
     "handshake protocol values are": "FC-001",
@@ -78,6 +169,7 @@ OWNERS: dict[str, str] = {
     "streamed replies are": "FC-042",
     "streamed hits are": "FC-042",
     "serving after a respawn is": "FC-050",
+    "network I/O during initialize is": "FC-052",
     "errors for a missing repository are": "FC-025",
     "errors for a missing blob are": "FC-062",
     "refs replies are": "FC-090",
@@ -100,6 +192,151 @@ OWNERS: dict[str, str] = {
     "search hit lines are": "FC-031",
     "log cuts are": "FC-095",
     "web URLs are": "FC-114",
+}
+
+# Run-wide rules no case owns: rule key -> why.
+NOT_OWNED: dict[str, str] = {
+    # each request in flight fails, as in the host, in the case waiting on it
+    # (cases/explain.py names the exit status): one defect, one case
+    "exit-in-flight": "the case waiting on the request fails on its closed output",
+}
+
+# PROTOCOL.md's adapter rules (cases/rules.json ids) -> the cases that judge them.
+# A rule absent here is judged by no case (rules.json gives it a status or a plan).
+SPEC_RULES: dict[str, tuple[str, ...]] = {
+    "R-1.1-repo-ids": ("FC-020",),
+    "R-1.1-ids-round-trip": ("FC-110",),
+    "R-1.2-one-line": ("FC-123",),
+    "R-1.2-utf8": ("FC-123",),
+    "R-1.2-jsonrpc": ("FC-124",),
+    "R-1.2-reply-id": ("FC-120",),
+    "R-1.2-result-xor-error": ("FC-124",),
+    "R-1.2-no-answer-to-notifications": ("FC-054",),
+    "R-2.1-initialize-id": ("FC-050", "FC-051"),
+    "R-2.1-answer-every-initialize": ("FC-121",),
+    "R-2.1-initialize-deadline": ("FC-050",),
+    "R-2.1-no-network-in-initialize": ("FC-052",),
+    "R-2.2-cache-params-absent": ("FC-005",),
+    "R-2.2-unknown-initialize-params": ("FC-053",),
+    "R-2.3-protocol-integer": ("FC-001",),
+    "R-2.3-shape": ("FC-002", "FC-003", "FC-004", "FC-005"),
+    "R-2.3-unknown-members": ("FC-001", "FC-002", "FC-003", "FC-004"),
+    "R-2.4-booleans": ("FC-003", "FC-099"),
+    "R-2.4-true-only-if-implemented": ("FC-099", "FC-034"),
+    "R-2.4-partial-support": ("FC-099",),
+    "R-2.5-icon-absent": ("FC-004",),
+    "R-2.5-icon-shape": ("FC-004", "FC-080"),
+    "R-3.0-unknown-params": ("FC-053",),
+    "R-3.0-null-is-absent": ("FC-053", "FC-133"),
+    "R-3.0-optional-params-absent": ("FC-005", "FC-053", "FC-070"),
+    "R-3.1-shape": ("FC-110",),
+    "R-3.2-shape": ("FC-111", "FC-112"),
+    "R-3.2-relative-names": ("FC-111",),
+    "R-3.3-shape": ("FC-020", "FC-021", "FC-022", "FC-091"),
+    "R-3.3-recursive": ("FC-020", "FC-021"),
+    "R-3.3-no-wire-pagination": ("FC-022",),
+    "R-3.3-truncated-iff-cut": ("FC-022",),
+    "R-3.3-unknown-repo-error": ("FC-025",),
+    "R-3.3-unknown-ref-error": ("FC-092",),
+    "R-3.3-tree-at-ref": ("FC-091", "FC-093"),
+    "R-3.3-branch-echo": ("FC-091",),
+    "R-3.4-shape": ("FC-024",),
+    "R-3.4-strict-base64": ("FC-024",),
+    "R-3.4-raw-bytes": ("FC-024",),
+    "R-3.4-unknown-error": ("FC-062",),
+    "R-3.4-emitted-ids-resolve": ("FC-011", "FC-012", "FC-030", "FC-091"),
+    "R-3.4-big-blob-either": ("FC-023",),
+    "R-3.4-big-blob-intact": ("FC-023",),
+    "R-3.5-shape": ("FC-096",),
+    "R-3.5-bytes-at-ref": ("FC-096",),
+    "R-3.5-sha-is-tree-sha": ("FC-096",),
+    "R-3.5-unknown-error": ("FC-062", "FC-097"),
+    "R-3.6-shape": ("FC-090",),
+    "R-3.6-one-default": ("FC-090",),
+    "R-3.6-mark-default": ("FC-090",),
+    "R-3.6-sha-on-every-entry": ("FC-090",),
+    "R-3.6-refs-round-trip": ("FC-091", "FC-096", "FC-130", "FC-131", "FC-132"),
+    "R-3.7-shape": ("FC-094",),
+    "R-3.7-newest-first": ("FC-094",),
+    "R-3.7-iso-dates": ("FC-094",),
+    "R-3.7-path-filter": ("FC-094",),
+    "R-3.7-walk-from-ref": ("FC-130",),
+    "R-3.7-limit": ("FC-095",),
+    "R-3.7-default-limit": ("FC-094",),
+    "R-3.7-shas-round-trip": ("FC-132",),
+    "R-3.8-shape": ("FC-098",),
+    "R-3.8-one-based-inclusive": ("FC-098",),
+    "R-3.8-cover-every-line": ("FC-098",),
+    "R-3.8-coalesced": ("FC-098",),
+    "R-3.8-last-change": ("FC-098", "FC-131"),
+    "R-3.8-author-date": ("FC-098",),
+    "R-3.8-no-fake-ranges": ("FC-098",),
+    "R-3.9-shape": ("FC-113",),
+    "R-3.9-git-clone-accepts": ("FC-113",),
+    "R-3.10-shape": ("FC-114",),
+    "R-3.11-shape": ("FC-115",),
+    "R-3.12-shape": ("FC-100",),
+    "R-3.12-identity": ("FC-101",),
+    "R-3.12-status-words": ("FC-104",),
+    "R-3.12-counts-are-lines": ("FC-107",),
+    "R-3.12-truncated-meaning": ("FC-109",),
+    "R-3.12-message-complete": ("FC-102",),
+    "R-3.12-previous-path": ("FC-104",),
+    "R-3.12-first-parent": ("FC-103",),
+    "R-3.12-hunks-only": ("FC-105",),
+    "R-3.12-no-file-headers": ("FC-105",),
+    "R-3.12-patch-meaning": ("FC-106",),
+    "R-3.12-no-zero-counts": ("FC-107",),
+    "R-3.13-shape": ("FC-032", "FC-042", "FC-044", "FC-070"),
+    "R-3.13-path-only-hits": ("FC-030",),
+    "R-3.13-line-real": ("FC-031",),
+    "R-3.13-as-of-string": ("FC-033",),
+    "R-3.13-matches-literal": ("FC-030",),
+    "R-3.13-truncated-provable": ("FC-070",),
+    "R-3.13-limit-stop": ("FC-070",),
+    "R-3.13-limit-ignore": ("FC-070",),
+    "R-4-id-changes-with-bytes": ("FC-011",),
+    "R-4-ids-stable": ("FC-010", "FC-013"),
+    "R-4-no-shared-ids": ("FC-011", "FC-012"),
+    "R-4-ids-differ-across-refs": ("FC-093",),
+    "R-4-ids-shared-across-refs": ("FC-093",),
+    "R-5.1-opt-in-only": ("FC-046",),
+    "R-5.1-items-in-partials": ("FC-042",),
+    "R-5.2-notification-no-id": ("FC-124",),
+    "R-5.2-params-id": ("FC-040",),
+    "R-5.2-items-shape": ("FC-044",),
+    "R-5.3-partials-before-reply": ("FC-041",),
+    "R-5.3-metadata-only-reply": ("FC-042",),
+    "R-5.3-batch-cadence": ("FC-043",),
+    "R-5.4-no-reply-to-cancel": ("FC-054", "FC-122"),
+    "R-5.4-ignore-unknown-cancels": ("FC-054", "FC-122"),
+    "R-5.4-may-ignore-cancels": ("FC-045",),
+    "R-5.4-terminal-reply": ("FC-045",),
+    "R-6.1-shape": ("FC-063",),
+    "R-6.1-code-integer": ("FC-063",),
+    "R-6.1-code-positive": ("FC-063",),
+    "R-6.1-message-string": ("FC-063",),
+    "R-6.1-errors-belong": ("FC-120",),
+    "R-6.1-unknown-method": ("FC-063",),
+    "R-6.2-kind-auth": ("FC-060",),
+    "R-6.2-kind-rate-limited": ("FC-061",),
+    "R-6.2-kind-not-found": ("FC-025", "FC-062", "FC-092", "FC-097", "FC-108"),
+    "R-6.2-kind-provider": ("FC-064",),
+    "R-6.3-send-retry-after": ("FC-061",),
+    "R-6.3-retry-after-integer": ("FC-063", "FC-061"),
+    "R-7.1-killable": ("FC-050",),
+    "R-7.2-notifications-ignored": ("FC-054",),
+    "R-7.2-stdout-protocol-only": ("FC-123",),
+    "R-7.4-concurrent-any-order": ("FC-120",),
+    "R-7.4-no-interleaving": ("FC-120", "FC-123"),
+    "R-7.4-sequential": ("FC-120",),
+    "R-7.6-no-requests-to-host": ("FC-124",),
+    "R-7.8-diagnostics-to-stderr": ("FC-123",),
+    "R-7.11-startup-cheap-idempotent": ("FC-050", "FC-051"),
+    "R-7.11-no-shutdown-signal": ("FC-050",),
+    "R-7.12-credential-error-is-auth": ("FC-060",),
+    "R-10.2-not-host-root": ("FC-055",),
+    "R-10.2-report-size": ("FC-051",),
 }
 
 _H, _CI, _T, _S, _ST = "handshake", "content_ids", "trees", "search", "streaming"
@@ -275,12 +512,23 @@ def by_id(case_id: str) -> Case:
         raise KeyError(f"unknown case id {case_id!r}") from None
 
 
-def owner_of(topic: str) -> str:
-    """The id of the case that owns ``topic`` (a key of OWNERS)."""
+def owner_of(key: str) -> str:
+    """The id of the case that owns ``key`` (a key of OWNERS)."""
     try:
-        return OWNERS[topic]
+        return OWNERS[key]
     except KeyError:
-        raise KeyError(f"no case owns {topic!r} (add it to cases.registry.OWNERS)") from None
+        raise KeyError(f"no case owns {key!r} (add it to cases.registry.OWNERS)") from None
+
+
+def rule_owner(*parts: str) -> str | None:
+    """The owner of a run-wide finding described by ``parts`` (its rule key,
+    then what refines it, most general first): the owner of the longest
+    leading run of them OWNERS lists; None when no case owns the rule."""
+    for n in range(len(parts), 0, -1):
+        owner = OWNERS.get(" ".join(parts[:n]))
+        if owner is not None:
+            return owner
+    return None
 
 
 def in_group(group: str) -> tuple[Case, ...]:

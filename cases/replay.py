@@ -51,9 +51,6 @@ violation. Then:
 
 Exit: 0 the frames match, 1 they differ, 2 the transcript or adapter cannot
 be used.
-
-Over 400 lines on purpose: loading, re-sending and comparing a transcript
-are one procedure whose parts share the pairing rules.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ Also here: expected errors and their kinds, searches (one-shot and
 streamed) with their place in the transcript, and transcript views of
 partial frames and reply-like lines.
 
-Over 400 lines on purpose: every request several cases share, and the one
-way each reply is read and attributed, in one place (split, the owners a
-skip names would drift apart).
+It owns every request several cases share and the one way each reply is
+read and attributed, so the owners a skip names come from one place.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The adapter-side rules of PROTOCOL.md and which case judges each one.
+"""The adapter-side rules of PROTOCOL.md: ``cases/rules.json`` read, checked and counted.
 
-The data is ``cases/rules.json``: one object per rule, the only place a
-rule's mapping lives. Its members:
+``cases/rules.json`` holds one object per rule: what PROTOCOL.md says; the
+cases that judge it are the registry's (``cases.registry.SPEC_RULES``). Its
+members:
 
 - ``id``: stable, ``R-<section>-<slug>`` (e.g. ``R-3.3-recursive``); never
   reused for another rule.
@@ -12,8 +13,8 @@ rule's mapping lives. Its members:
   MUST produce the members marked required with the stated JSON types").
 - ``quote``: a few words of the rule as PROTOCOL.md words them (``**``
   dropped), enough to find it.
-- ``cases``: the registry ids that judge it; or ``status`` (host-side,
-  not-observable, out-of-scope) with a ``reason``.
+- ``status`` (host-side, not-observable, out-of-scope) with a ``reason``, for
+  a rule no case judges (``cases`` comes from ``cases.registry.SPEC_RULES``).
 - ``planned``: the case range that is to judge it (or judge more of it);
   ``note``: what the mapping does and does not cover.
 
@@ -32,10 +33,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from cases.registry import REGISTRY
+from cases.registry import REGISTRY, SPEC_RULES
 
 __all__ = ["Rule", "RulesError", "RULES_PATH", "LEVELS", "STRENGTHS", "STATUSES", "SECTIONS",
-           "load", "problems", "unmapped_musts", "uncited_cases", "by_case", "tally"]
+           "load", "problems", "unlisted_spec_rules", "unmapped_musts", "uncited_cases", "by_case",
+           "tally"]
 
 RULES_PATH = Path(__file__).resolve().with_name("rules.json")
 
@@ -69,7 +71,7 @@ SECTIONS = {
 }
 
 _ID = re.compile(r"R-(\d+(?:\.\d+)?)-[a-z0-9]+(?:-[a-z0-9]+)*")
-_REQUIRED = ("id", "section", "strength", "quote", "cases")
+_REQUIRED = ("id", "section", "strength", "quote")
 _OPTIONAL = ("also", "status", "reason", "planned", "note")
 
 
@@ -121,17 +123,16 @@ def _rule(n: int, entry: object) -> Rule:
     missing = [k for k in _REQUIRED if k not in entry]
     if unknown or missing:
         raise RulesError(f"{where}: unknown members {sorted(unknown)}, missing {missing}")
-    for key in ("cases", "also"):
-        value = entry.get(key, [])
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise RulesError(f"{where}: {key} must be a list of strings")
+    also = entry.get("also", [])
+    if not (isinstance(also, list) and all(isinstance(v, str) for v in also)):
+        raise RulesError(f"{where}: also must be a list of strings")
     for key in ("id", "section", "strength", "quote", "reason", "planned", "note"):
         if not isinstance(entry.get(key, ""), str):
             raise RulesError(f"{where}: {key} must be a string")
     if entry.get("status") is not None and not isinstance(entry["status"], str):
         raise RulesError(f"{where}: status must be a string")
     return Rule(id=entry["id"], section=entry["section"], strength=entry["strength"],
-                quote=entry["quote"], cases=tuple(entry["cases"]),
+                quote=entry["quote"], cases=SPEC_RULES.get(entry["id"], ()),
                 also=tuple(entry.get("also", ())), status=entry.get("status"),
                 reason=entry.get("reason", ""), planned=entry.get("planned", ""),
                 note=entry.get("note", ""))
@@ -170,6 +171,13 @@ def problems(rules: tuple[Rule, ...], registry=REGISTRY) -> list[str]:
         if len(set(r.cases)) != len(r.cases):
             out.append(f"{r.id}: a case listed twice")
     return out
+
+
+def unlisted_spec_rules(rules: tuple[Rule, ...], spec_rules=SPEC_RULES) -> list[str]:
+    """Keys of the registry's SPEC_RULES that are no rule of ``rules``."""
+    ids = {r.id for r in rules}
+    return [f"{key}: in cases.registry.SPEC_RULES, not a rule of cases/rules.json"
+            for key in spec_rules if key not in ids]
 
 
 def unmapped_musts(rules: tuple[Rule, ...]) -> list[Rule]:

@@ -136,7 +136,8 @@ def test_a_stream_the_suite_stopped_reading_keeps_its_lines_not_its_completeness
     assert (claim.listed, claim.lines, claim.judgeable, claim.truncated) == \
         ((("local/wide", "w.txt"),), (("local/wide", "w.txt", 2),), False, ABSENT)
     called = []
-    monkeypatch.setattr(claims, "_JUDGES", {"search/code": (lambda c, fx: called.append("all"),)})
-    monkeypatch.setattr(claims, "_ANY_CLAIM", {"search/code": (lambda c, fx: called.append("lines"),)})
+    monkeypatch.setattr(claims, "JUDGES", {
+        "all": claims.Judge("all", "search/code", lambda c, fx: called.append("all"), False),
+        "lines": claims.Judge("lines", "search/code", lambda c, fx: called.append("lines"), True)})
     claims.harvest(SimpleNamespace(monitor=mo), SimpleNamespace(path="/fx"))
     assert called == ["lines"]

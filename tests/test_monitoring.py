@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from cases import claims, monitoring, null_params
-from cases.registry import REGISTRY
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -59,20 +58,6 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
 ])
 def test_owners(f, owner):
     assert monitoring.owner_of(f) == owner
-
-
-def test_every_owner_is_a_registry_case():
-    known = {c.id for c in REGISTRY}
-    owners = {*monitoring.RULE_OWNERS.values(), *monitoring.SHAPE_OWNERS.values(),
-              *(o for _, _, o in monitoring.SHAPE_MEMBER_OWNERS),
-              *monitoring.SHAPE_ITEM_MEMBER_OWNERS.values(), monitoring.STREAMED_SEARCH_OWNER,
-              monitoring.CANCEL_ANSWERED, monitoring.NOTIFICATION_ANSWERED}
-    assert owners <= known, sorted(owners - known)
-    # every frame rule has an owner; the rules that are not a frame's are the
-    # cache root's and the fixture-settled claims' (cases/claims.py)
-    assert set(monitoring.RULE_OWNERS) | {m.RESULT_SHAPE, m.NOTIFICATION_ANSWERED,
-                                          m.EXIT_IN_FLIGHT} == \
-        set(m.RULES) | {monitoring.CACHE_ROOT} | set(claims.RULES) | set(null_params.RULES)
 
 
 def test_a_cache_root_finding_names_the_process_and_fails_fc055(tmp_path):

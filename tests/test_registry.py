@@ -1,5 +1,8 @@
 """The case matrix cannot drift: the id set is pinned here, every case module
-implements exactly the ids of its group, and the README table is the registry's."""
+implements exactly the ids of its group, and the README table is the registry's.
+And the ownership table is the only one: every rule a judge or the protocol
+monitor can report has exactly one owner in it, every owner is a case, and
+it holds no key that nothing reports or names."""
 
 from __future__ import annotations
 
@@ -127,15 +130,181 @@ def test_readme_table_is_the_registry():
 
 
 def test_owners_are_registry_cases():
-    """Every topic of registry.OWNERS names a registry case."""
-    unknown = {t: cid for t, cid in registry.OWNERS.items() if cid not in
-               {c.id for c in registry.REGISTRY}}
+    """Every owner of registry.OWNERS and SPEC_RULES names a registry case."""
+    known = {c.id for c in registry.REGISTRY}
+    unknown = {t: cid for t, cid in registry.OWNERS.items() if cid not in known}
     assert not unknown, f"OWNERS names ids the registry does not have: {unknown}"
+    unknown = {r: ids for r, ids in registry.SPEC_RULES.items() if not set(ids) <= known or not ids}
+    assert not unknown, f"SPEC_RULES names ids the registry does not have: {unknown}"
+
+
+def test_no_key_is_written_twice():
+    """A dict literal keeps the last of two equal keys silently: each key of
+    the registry's tables is written once, and owned or not owned, not both."""
+    import ast
+
+    tree = ast.parse((ROOT / "cases" / "registry.py").read_text(encoding="utf-8"))
+    tables = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict):
+            tables[node.target.id] = [k.value for k in node.value.keys]
+    assert {"OWNERS", "NOT_OWNED", "SPEC_RULES"} <= set(tables)
+    for name, keys in tables.items():
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        assert not twice, f"{name} writes these keys more than once: {twice}"
+    assert not set(registry.OWNERS) & set(registry.NOT_OWNED)
+
+
+def _monitor_rules() -> set[str]:
+    """The rule keys wire/monitor.py reports, read from its code: the first
+    argument of every found(...) and Finding(...), and the rule of every
+    (rule, strength, problem) the handshake check appends."""
+    import ast
+
+    from wire import monitor as m
+
+    consts = {k: v for k, v in vars(m).items() if k.isupper() and isinstance(v, str)}
+    reported = set()
+    for node in ast.walk(ast.parse((ROOT / "wire" / "monitor.py").read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        first = node.args[0]
+        if getattr(node.func, "id", None) in ("found", "Finding"):
+            reported.add(getattr(first, "id", None))
+        elif getattr(node.func, "attr", None) == "append" and isinstance(first, ast.Tuple) \
+                and len(first.elts) == 3:
+            reported.add(getattr(first.elts[0], "id", None))
+    return {consts[name] for name in reported if name in consts}
+
+
+def _reported_rules() -> set[str]:
+    """Every rule key a finding of the run can carry."""
+    from cases import claims, monitoring, null_params
+
+    return _monitor_rules() | set(claims.JUDGES) | set(null_params.RULES) | {monitoring.CACHE_ROOT}
+
+
+def test_the_monitor_reports_exactly_its_listed_rules():
+    from wire import monitor as m
+
+    assert _monitor_rules() == set(m.RULES)
+
+
+def test_every_reported_rule_has_exactly_one_owner():
+    """Every judge's key and every monitor rule is owned by one case in the
+    registry's table (a result shape by method: one owner each), or listed
+    as owned by none; never both, never neither."""
+    from wire import monitor as m
+    from wire.messages import RESULT_TYPES
+
+    bases = {r for r in _reported_rules() if r != m.RESULT_SHAPE}
+    bases |= {f"{m.RESULT_SHAPE} {method}" for method in RESULT_TYPES if method != "initialize"}
+    neither = sorted(k for k in bases if k not in registry.OWNERS and k not in registry.NOT_OWNED)
+    assert not neither, f"rules no case owns and NOT_OWNED does not list: {neither}"
+    assert set(registry.NOT_OWNED) <= bases
+
+
+def _rule_keys() -> dict[str, str]:
+    reported = _reported_rules()
+    return {k: v for k, v in registry.OWNERS.items() if k.split(" ")[0] in reported}
+
+
+def _finding_for(key: str):
+    """A finding described by ``key``: its rule, and what refines it."""
+    from wire import monitor as m
+    from wire.monitor import Finding
+
+    rule, *rest = key.split(" ")
+    method, streaming, detail = None, False, "a problem"
+    if rule == m.RESULT_SHAPE:
+        method, *rest = rest
+        streaming = rest[:1] == ["streamed"]
+        path = ".".join(p.replace("[]", "[0]") for p in rest[streaming:]) or "(top level)"
+        detail = f"{method} result: {path}: a problem"
+    elif rule == m.PARTIAL_ITEMS:
+        method = "search/code"
+        path = ".".join(p.replace("[]", "[0]") for p in rest) or "items"
+        detail = f"$/partial params: {path}: a problem"
+    elif rule == m.NOTIFICATION_ANSWERED:
+        method = rest[0] if rest else "window/logMessage"
+    return Finding(rule, detail, 1, "must", 7, method, 3, "", streaming)
+
+
+def _member_classes(hint) -> list:
+    import typing
+
+    import attrs
+
+    if attrs.has(hint):
+        return [hint]
+    return [c for arg in typing.get_args(hint) for c in _member_classes(arg)]
+
+
+def _names_members(root: type, path: list[str]) -> bool:
+    """Whether ``path`` (``["repos[]", "name"]``) walks members of the model ``root``."""
+    import typing
+
+    classes = [root]
+    for part in path:
+        name = part.removesuffix("[]")
+        hints = [typing.get_type_hints(c, include_extras=True) for c in classes]
+        here = [h[name] for h in hints if name in h]
+        if not here:
+            return False
+        classes = [c for h in here for c in _member_classes(h)]
+    return True
+
+
+def test_every_rule_key_is_reached_by_its_findings():
+    """Each key of the table is what monitoring.owner_of finds for a finding it
+    describes (no key shadowed by another, none that no finding reaches), a
+    refined key names members of the reply it refines and an owner other
+    than its parent's (else it says nothing)."""
+    from cases import monitoring
+    from wire import monitor as m
+    from wire.messages import RESULT_TYPES, PartialParams
+
+    for key, owner in _rule_keys().items():
+        assert monitoring.owner_of(_finding_for(key)) == owner, key
+        rule, *rest = key.split(" ")
+        if rule == m.RESULT_SHAPE:
+            method, *path = rest
+            assert method in RESULT_TYPES, key
+            path = path[1:] if path[:1] == ["streamed"] else path
+            assert _names_members(RESULT_TYPES[method], path), key
+        elif rule == m.PARTIAL_ITEMS:
+            assert _names_members(PartialParams, rest), key
+        elif rule == m.NOTIFICATION_ANSWERED:
+            assert all(r.startswith("$/") for r in rest), key
+        else:
+            assert not rest, f"{key}: {rule} is not refined by what its findings are about"
+        if rest:
+            parent = registry.rule_owner(*key.split(" ")[:-1])
+            assert parent != owner, f"{key} names its parent's owner {owner}: drop it"
+
+
+def test_a_second_judge_for_a_rule_is_refused():
+    from cases import claims
+
+    before = dict(claims.JUDGES)
+    with pytest.raises(ValueError, match="a second judge"):
+        claims.judge(claims.TREE_TRUNCATED, "repo/tree")(lambda claim, fx: None)
+    with pytest.raises(KeyError, match="no case owns"):
+        claims.judge("no-such-rule", "repo/tree")(lambda claim, fx: None)
+    assert claims.JUDGES == before
+
+
+def test_spec_rules_are_rules_of_rules_json():
+    from cases import rules
+
+    assert rules.unlisted_spec_rules(rules.load()) == []
+    assert rules.unlisted_spec_rules((), {"R-1.1-none": ("FC-001",)}) != []
 
 
 def test_owner_references_in_the_cases_are_listed():
     """Every owner("...") a case module (or cases/) names is a topic of OWNERS,
-    and every topic is named somewhere (no stale owner)."""
+    and every topic is named somewhere (no stale owner); every other key is a
+    rule key (above)."""
     import ast
 
     named = set()
@@ -146,8 +315,9 @@ def test_owner_references_in_the_cases_are_listed():
                     getattr(called, "id", None) == "owner"          # owner("a" if x else "b")
                     or getattr(called, "attr", None) == "owner_of"):   # registry.owner_of("a")
                 named |= _topics(node.args[0])
+    topics = set(registry.OWNERS) - set(_rule_keys())
     assert named <= set(registry.OWNERS), f"owners nobody owns: {named - set(registry.OWNERS)}"
-    assert set(registry.OWNERS) - named == set(), f"stale OWNERS: {set(registry.OWNERS) - named}"
+    assert topics - named == set(), f"stale OWNERS: {topics - named}"
 
 
 def _topics(node):

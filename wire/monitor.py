@@ -60,7 +60,7 @@ what it followed (RULINGS "Process behaviour"):
   "should" finding (the host restarts it at the next request, with a
   backoff the user waits out)
 
-Which case owns which rule is the suite's business (``cases/``), not this
+Which case owns which rule is the suite's business (``cases/registry.py``), not this
 module's. A late reply to a request the host gave up on (timed out) is not a
 violation: the adapter cannot know the host stopped waiting.
 """

@@ -193,25 +193,25 @@ import tests.adapters as _package  # noqa: E402
 if _package.FULL_TABLES:
     from tests.adapters import controls_v16  # noqa: E402,F401  (registers the v1.6 controls)
 
-    # Deep controls the suite now passes are promoted where they are written
+    # Deep controls the suite passes are promoted where they are written
     # (tests/adapters/controls_deep.py, ``@promoted``): importing it registers them here.
     from tests.adapters import controls_deep  # noqa: E402,F401
 
-    # The deep controls the suite now passes register themselves here (kept, in
+    # The deep controls the suite passes register themselves here (written in
     # tests/adapters/controls_deep.py beside the others).
     from tests.adapters import controls_deep as _kept  # noqa: E402,F401
     from tests.adapters import mutants_paths_f as _paths_f  # noqa: E402,F401  (its control: rate-limited-in-flight)
 
     # The control beside the errors and lifecycle mutants (it registers here too):
     from tests.adapters import mutants_paths_i as _beside_mutants  # noqa: E402,F401
-    # Controls of the review's search, listing and icon paths live beside their
+    # Controls of the search, listing and icon paths live beside their
     # mutants (tests/adapters/mutants_paths_h.py, which mutants.py imports last).
     from tests.adapters import mutants as _with_paths_h  # noqa: E402,F401
     from tests.adapters import mutants_paths_d  # noqa: E402,F401  (opaque commit ids)
     from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
     from tests.adapters import mutants_paths_o  # noqa: E402,F401  (its control: blame-committer-date)
     from tests.adapters import mutants_paths_p  # noqa: E402,F401  (its controls: tree-budget-2000, path-name-only)
-    from tests.adapters import controls_q  # noqa: E402,F401  (the false-red hunt's controls)
+    from tests.adapters import controls_q  # noqa: E402,F401  (a real backend's legal wire variations)
     from tests.adapters import controls_legal  # noqa: E402,F401  (matching, id grammar, early cuts, shared URLs)
     from tests.adapters import controls_pace  # noqa: E402,F401  (paced streams, and their mutant)
     from tests.adapters import controls_backend  # noqa: E402,F401  (a real backend's legal habits)

@@ -35,7 +35,7 @@ def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
 
 
 def promoted(switch: str, legal: str, warns: tuple[str, ...] = ()):
-    """A deep control the suite now passes, promoted into CONTROLS (controls.py
+    """A deep control the suite passes, promoted into CONTROLS (controls.py
     imports this module at its end; tests/test_controls.py keeps it green),
     its ``legal`` citation kept. It leaves DEEP_CONTROLS."""
     def add(cls):

@@ -1,4 +1,4 @@
-"""Controls of the false-red hunt: legal variations a real backend produces, kept green.
+"""Controls of what a real backend may legally vary on the wire, kept green.
 
 Each one is the reference behind a hook set that changes something the
 protocol leaves to the adapter (JSON spelling, notifications it may send,

@@ -663,26 +663,25 @@ import tests.adapters as _package  # noqa: E402
 
 if _package.FULL_TABLES:
     from tests.adapters import mutants_v16  # noqa: E402,F401  (registers the v1.6 mutants)
-    # The deep mutants their owner cases now catch are promoted where they are
-    # written (tests/adapters/mutants_deep.py, ``@promoted``): importing it
-    # registers them here.
+    # The deep mutants in the matrix are marked ``@promoted`` where they are
+    # written (tests/adapters/mutants_deep.py): importing it registers them here.
     from tests.adapters import mutants_deep  # noqa: E402,F401
     # The deep mutants promoted into the matrix register themselves here (their
     # classes stay beside the deep ones they share bases with).
     from tests.adapters import mutants_deep as _promoted  # noqa: E402,F401
-    # Path mutants of the cases that had only their first-sample one (issue 10):
+    # Path mutants: each case's rules broken where it does not look first:
     from tests.adapters import mutants_paths_a, mutants_paths_b, mutants_paths_c  # noqa: E402,F401
     from tests.adapters import mutants_paths_f  # noqa: E402,F401  (handshakes everywhere, ids after re-init, concurrency)
     # The errors and lifecycle cases judged on more of the run (mutants and a control):
     from tests.adapters import mutants_paths_i  # noqa: E402,F401
-    from tests.adapters import mutants_paths_h  # noqa: E402,F401  (the review's search, listing and icon paths)
-    from tests.adapters import mutants_paths_d  # noqa: E402,F401  (refs/log/blame round trips, issue 11)
+    from tests.adapters import mutants_paths_h  # noqa: E402,F401  (search, listing and icon paths)
+    from tests.adapters import mutants_paths_d  # noqa: E402,F401  (refs/log/blame round trips)
     from tests.adapters import mutants_paths_e  # noqa: E402,F401  (patch contents, FC-103)
     from tests.adapters import mutants_paths_g  # noqa: E402,F401  (tree sweep at tags, hit shas)
     from tests.adapters import mutants_paths_j  # noqa: E402,F401  (two requests of a kind in flight)
     from tests.adapters import mutants_paths_k  # noqa: E402,F401  (hit ids after a respawn)
     from tests.adapters import mutants_paths_l  # noqa: E402,F401  (streams of a filename-search-only forge)
-    from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals, review C)
+    from tests.adapters import mutants_paths_m  # noqa: E402,F401  (repo/commit refusals)
     from tests.adapters import mutants_paths_n  # noqa: E402,F401  (listed ids served back, review C)
     from tests.adapters import mutants_paths_o  # noqa: E402,F401  (line ends and dates of the vcs tip commit)
     from tests.adapters import mutants_paths_p  # noqa: E402,F401  (truncated claims off their owners' paths)

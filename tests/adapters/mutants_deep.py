@@ -3,22 +3,19 @@
 The mutant matrix (mutants.py) proves each case fails on the path it samples
 first. ``DEEP`` holds the adversary's mutants: each breaks ONE MUST of
 PROTOCOL.md on another path (another repository, ref, batch, method,
-generation, process start or moment), the way independent adapters were
-seen to break the suite (issue 10). Each Variant's ``expected`` is exactly
+generation, process start or moment), the way an independent adapter breaks
+a rule where a case does not look first. Each Variant's ``expected`` is exactly
 the case that owns the broken rule per RULINGS.md and the registry; the hook
 class carries ``rule`` (the section and the MUST it breaks) and its docstring
 says where the defect hides (``Hides on:``).
 
-Two owner markers stand for rules no registry case owns yet:
+Two owner markers stand for rules no registry case owns (no deep mutant
+names either today):
 
-- ``PENDING`` (FC-12x): frame-level MUSTs (stdout hygiene, the envelope, ids,
-  opt-in of partials) that the transport case being written will own;
-- ``UNOWNED``: method rules no case covers at all (org/repos, clone_url) or
-  whose owner RULINGS does not name (commit ids from repo/log accepted back
-  as a ref).
+- ``PENDING``: a rule whose owning case is not in the registry yet;
+- ``UNOWNED``: a rule no case covers, or whose owner RULINGS does not name.
 
-They are NOT in MUTANTS: the matrix must stay green until the cases are
-fixed. A deep mutant its owner case catches exactly is promoted where it is
+Such mutants are NOT in MUTANTS: the matrix stays green without them. A deep mutant its owner case catches exactly is promoted where it is
 written: ``@promoted`` instead of ``@deep`` registers it in MUTANTS (and so
 in tests/test_mutants.py) instead of DEEP. Run one with ``python3 tests/mutant_deep.py <switch> <fixture-dir>``;
 ``python3 tests/deep_verdicts.py`` runs the suite against all of them and
@@ -45,7 +42,7 @@ from tests.adapters.proxy import Hooks, error_data, hits_of, params_id, result_o
 DEEP: dict[str, Variant] = {}
 _register = registrar(DEEP)
 
-PENDING = "FC-12x"      # the transport case another helper is writing
+PENDING = "FC-12x"      # a rule whose owning case is not in the registry yet
 UNOWNED = "unowned"     # no case covers the rule, or RULINGS names no owner
 
 MAIN, FEATURE = VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
@@ -62,7 +59,7 @@ def deep(switch: str, owner: str, rule: str):
 
 
 def promoted(switch: str, owner: str, rule: str):
-    """A deep mutant its owner case now catches, promoted into the matrix:
+    """A deep mutant its owner case catches, promoted into the matrix:
     registered in MUTANTS (mutants.py imports this module at its end), its
     ``rule`` and docstring kept. It leaves DEEP."""
     def add(cls):

@@ -1,7 +1,6 @@
-"""Path mutants, part b: for a case that had only its first-sample mutant, a
-mutant that breaks the same MUST where the case does not look first (another
-repository, ref, commit, file, batch, method, generation or moment), promoted
-into the matrix (``@promoted``), each failing exactly its owner.
+"""Path mutants, part b: each breaks a case's MUST where the case does not look
+first (another repository, ref, commit, file, batch, method, generation or
+moment), is in the matrix (``@promoted``) and fails exactly its owner.
 
 Written like tests/adapters/mutants_deep.py (a hook class per switch, its
 docstring's first line what it changes, then "Hides on:").

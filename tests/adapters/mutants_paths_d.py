@@ -1,9 +1,9 @@
-"""Path mutants, part d, and their controls: the revision rules the review
-found unjudged (refs' shas, log cuts without truncated, blame dates, refs
-round trips through blob_at/log/blame, unknown short ids) and the legal
-variations the fixes must keep green (opaque commit ids).
+"""Path mutants, part d, and their controls: the revision rules on paths their
+cases do not take first (refs' shas, log cuts without truncated, blame dates,
+refs round trips through blob_at/log/blame, unknown short ids) and the legal
+variations those cases must keep green (opaque commit ids).
 
-Each mutant breaks its rule where its owner case did not look before and
+Each mutant breaks its rule where its owner case does not look first and
 fails exactly that case; each control passes the whole suite. A hook class
 per switch, its docstring's first line what it changes, then "Hides on:"
 (mutants) or why it is legal (controls).

@@ -1,5 +1,5 @@
 """Path mutants, part e: repo/commit patches whose contents are not the
-file's first-parent change (PROTOCOL §3.12), which FC-103 now judges by
+file's first-parent change (PROTOCOL §3.12), which FC-103 judges by
 applying each patch to git's bytes of the first parent; and a control whose
 patches are the same changes written by other diff options (the check must
 not read the patch text as git's).

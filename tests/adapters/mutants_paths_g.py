@@ -1,7 +1,7 @@
 """Path mutants, part g: the tree sweep reaching tags,
 the blob bytes asked twice and of the non-ASCII text file, an old id after
 a rewrite, and search hits' shas; each breaks a MUST where its owner case
-did not look before, and fails exactly that case. One control: a lagging
+does not look first, and fails exactly that case. One control: a lagging
 search index whose stale hits say located: false (FC-011 passes it).
 
 Written like tests/adapters/mutants_deep.py (a hook class per switch, its

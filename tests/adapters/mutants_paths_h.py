@@ -1,7 +1,7 @@
 """Path mutants and controls, part h: search, streaming, bounded compute,
-listings and icons judged where their cases did not look before (the
-adversarial review's probes), each mutant failing exactly its owner; and the
-legal variations those cases used to fail or warn on, as controls.
+listings and icons judged where their cases do not look first, each mutant
+failing exactly its owner; and legal variations of those paths the cases
+must keep green, as controls.
 
 Written like tests/adapters/mutants_paths_c.py (a hook class per switch, its
 docstring's first line what it changes, then "Hides on:").

@@ -1,9 +1,9 @@
 """Mutants and controls of the errors and lifecycle cases judged on more of the run.
 
-Each mutant breaks one MUST where its case did not look before: a missing
+Each mutant breaks one MUST where its case does not look first: a missing
 repository's file at a ref (FC-062), a fault repo asked at a named ref
 (FC-060), a host cache root written by a respawned generation or by a
-process started without cache_dir (FC-055, now judged on every process of
+process started without cache_dir (FC-055, judged on every process of
 the run), and a respawned generation that serves search or history badly
 (FC-050's "serves as usual"), and blob_at at ref null of a URL-hostile name
 (FC-133). The control is a legal reading of a SHOULD.

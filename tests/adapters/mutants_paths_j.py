@@ -1,7 +1,7 @@
 """Path mutants, part j: rules broken only where two requests of one kind
-are in flight together, a path the cases did not take before.
+are in flight together, a path the cases do not take first.
 
-Each mutant breaks one MUST where its owner case did not look first and
+Each mutant breaks one MUST where its owner case does not look first and
 fails exactly that case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
 "Hides on:").

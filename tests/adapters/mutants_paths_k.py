@@ -1,8 +1,8 @@
 """Path mutants, part k: content ids broken only in a respawned generation's
-search hits, a path the id cases did not take before (FC-013 compared trees
-across a respawn; FC-010 and FC-012 judged hit shas in one generation).
+search hits, a path the id cases do not take first (FC-013 compares trees
+across a respawn; FC-010 and FC-012 judge hit shas in one generation).
 
-Each mutant breaks one MUST where its owner case did not look first and
+Each mutant breaks one MUST where its owner case does not look first and
 fails exactly that case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
 "Hides on:").

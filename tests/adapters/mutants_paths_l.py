@@ -1,9 +1,9 @@
 """Path mutants, part l: the streaming rules (FC-040..FC-045) broken on
-streamed filename searches (path: queries), a path those cases did not take
-before: on a forge with filename search only (code_search false,
-file_search true), which they skipped, and beside content search.
+streamed filename searches (path: queries), a path those cases do not take
+first: on a forge with filename search only (code_search false,
+file_search true), and beside content search.
 
-Each mutant breaks one MUST where its owner case did not look first and
+Each mutant breaks one MUST where its owner case does not look first and
 fails exactly that case (written like tests/adapters/mutants_deep.py: a
 hook class per switch, its docstring's first line what it changes, then
 "Hides on:").

@@ -1,5 +1,5 @@
-"""Path mutants, part m (found by an adversarial review of the commits
-group): a log id repo/commit must accept back (FC-132); commit-ish names
+"""Path mutants, part m, of the commits group: a log id repo/commit must
+accept back (FC-132); commit-ish names
 it must resolve right (FC-101); counts standing in for unknown ones
 (FC-107). (A result for an id that names no commit only warns, FC-108:
 tests/adapters/controls_backend.py.)

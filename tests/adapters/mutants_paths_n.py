@@ -1,6 +1,5 @@
 """Path mutants, part n: repository ids a listing emits that are not served
-back, on paths FC-110 and FC-111 did not take before (found by an
-adversarial review of the listings group): ids accepted by repo/clone_url
+back, on paths FC-110 and FC-111 do not take first: ids accepted by repo/clone_url
 alone, and ids listed only for a loose query; and repo/web_url refused at a
 branch or for a URL-hostile name (FC-114).
 

@@ -2,9 +2,9 @@
 tip commit (`eol`: fixture/catalog.py VCS_NO_FINAL_NEWLINE, VCS_CRLF; its
 committer date is another instant than its author date).
 
-Before that commit every text file of vcs ended in \\n, none held a \\r, and
-every commit's two dates were one, so these changes were invisible on the
-fixture. Each mutant breaks one MUST only where those bytes are, and fails
+Those bytes are the only place the fixture shows these changes: every other
+text file of vcs ends in \\n, none holds a \\r, and every other commit's two
+dates are one. Each mutant breaks one MUST only where those bytes are, and fails
 exactly its owner case; the control breaks blame's SHOULD on that date and
 only warns (a log or commit reporting the committer date is legal:
 tests/adapters/controls_backend.py) (written like

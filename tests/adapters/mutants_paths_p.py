@@ -1,8 +1,8 @@
-"""Path mutants, part p: `truncated` claims on paths their owner cases did
-not read (an adversarial review of every truncation rule: repo/tree FC-022,
-search/code FC-070 and FC-042, repo/log FC-095, repo/commit FC-109).
+"""Path mutants, part p: `truncated` claims on paths their owner cases do
+not read (every truncation rule: repo/tree, one-shot and streamed
+search/code, repo/log, repo/commit).
 
-Each mutant lies about truncation only where its owner did not look, and
+Each mutant lies about truncation only where its owner does not look, and
 fails exactly its owner case; the two controls at the end are legal
 variations those cases must keep green (written like
 tests/adapters/mutants_deep.py: a hook class per switch, its docstring's

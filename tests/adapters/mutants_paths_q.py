@@ -1,8 +1,7 @@
-"""Path mutants, part q: an adversarial review of where the truncation,
-transport, round-trip, revision, handshake and listing rules were judged,
-each mutant breaking one MUST only where its owner case did not look
-before: `truncated` lies in a respawned generation (judged now on every
-reply of the run, cases/claims.py), a malformed repo/log `truncated`,
+"""Path mutants, part q: the truncation, transport, round-trip, revision,
+handshake and listing rules, each mutant breaking one MUST only where its
+owner case does not look first: `truncated` lies in a respawned generation
+(judged on every reply of the run, cases/claims.py), a malformed repo/log `truncated`,
 repo/log with a limit at a commit id, three searches in flight at once, a
 remote clone URL, blob_at of a path the ref lacks, a commit id off the
 default branch that no ref names, a cancel for a finished request that
@@ -159,9 +158,9 @@ class RespawnSearchEmptyPage(RespawnedEdit):
 class RespawnStreamCutUntruncated(FirstInitialize):
     """A respawned generation's streamed searches send no batch at all and end with truncated false.
 
-    Hides on: a respawned generation; no case streamed a search after a
-    respawn (FC-050 asks one now, and cases.claims judges its cut as
-    FC-042's, as on every stream of the run).
+    Hides on: a respawned generation; the streaming cases stream in the
+    group adapter's first generation (FC-050 streams one after a respawn, and
+    cases.claims judges its cut as on every stream of the run).
     """
 
     def partial(self, proxy, req, msg):
@@ -175,9 +174,9 @@ class RespawnStreamCutUntruncated(FirstInitialize):
 class RespawnCommitTruncatedLie(RespawnedEdit):
     """A respawned generation's repo/commit replies say truncated true over their full file list.
 
-    Hides on: a respawned generation; FC-109 judged the group adapter's
-    replies only, and no case asked a commit after a respawn (FC-050 asks
-    one now, and cases.claims judges every repo/commit reply of the run).
+    Hides on: a respawned generation; FC-109 judges the group adapter's
+    replies (FC-050 asks a commit after a respawn, and cases.claims judges
+    every repo/commit reply of the run).
     """
 
     method = "repo/commit"
@@ -191,8 +190,8 @@ class RespawnCommitTruncatedLie(RespawnedEdit):
 class RespawnLinesZeroBased(FirstInitialize, EveryHit):
     """A respawned generation's search hits, one-shot and streamed, give 0-based lines.
 
-    Hides on: a respawned generation; FC-031 read the lines of its own
-    searches, all in the group adapter's first generation (cases.claims now
+    Hides on: a respawned generation; FC-031 reads the lines of its own
+    searches, all in the group adapter's first generation (cases.claims
     reads the line of every hit of a fixture term's search in the run).
     """
 

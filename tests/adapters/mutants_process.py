@@ -2,7 +2,7 @@
 its life: an adapter that ends by itself where the protocol forbids it (the
 harness respawns a dead adapter lazily, as the host does, so no case's own
 requests show these; the protocol monitor's unasked exits, wire/monitor.py
-``exited``, owners in cases/monitoring.py, fail the owner of what the exit
+``exited``, owners in cases/registry.py, fail the owner of what the exit
 followed, wherever in the run it happened), and one that reads an optional
 param's `null` otherwise than its absence (the cases send the host's
 spelling only; cases/null_params.py asks both on the run's requests).
