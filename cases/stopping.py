@@ -18,8 +18,8 @@ Three stages, one handler each:
    recorded and do nothing else, so they cannot cut that cleanup short.
    A KeyboardInterrupt that lands where Python cannot raise it (a
    destructor, a weakref callback: sys.unraisablehook) is raised again at
-   the main thread's next instruction (``_thread.interrupt_main``), never
-   printed, never lost; ``check`` raises it at the run's well-defined points
+   the main thread's next instruction once it left the hook
+   (``_thread.interrupt_main``), never printed, never lost; ``check`` raises it at the run's well-defined points
    (each case's start, before the pre-flight's verdict is acted on); and the
    entry point's last word, ``ended``, turns a run during which a stop
    signal came into exit 130 with its one line, whatever became of the
@@ -164,7 +164,10 @@ def _unraisable(unraisable) -> None:
         for sig in STOP_SIGNALS:
             if _signal.getsignal(sig) is _on_stop:
                 _STATE.again = True
-                _thread.interrupt_main(sig)   # (as that signal would: in the main thread)
+                # As that signal would, in the main thread: from a thread of its
+                # own, which needs the GIL to do it, so the main thread has
+                # left this hook (its last call) before the handler runs.
+                _thread.start_new_thread(_thread.interrupt_main, (sig,))
                 return
         return   # no handler of ours left to raise it: ``ended`` still says 130
     _STATE.hook(unraisable)
