@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cases import stopping
-from cases.invocation import CONSOLE, MODULE, RUN
+from cases import stopping   # (os, sys and builtins: nothing else loads before ``quiet``)
 
 
 def exit_now(code: int) -> NoReturn:   # (typing.NoReturn: not imported, never evaluated)
@@ -29,6 +28,7 @@ def exit_now(code: int) -> NoReturn:   # (typing.NoReturn: not imported, never e
 def run_main(argv: list[str]) -> NoReturn:
     """``python3 run``: its bootstrap installed ``stopping.quiet`` already."""
     from cases.cli import main
+    from cases.invocation import RUN
     exit_now(main(argv, launcher=RUN))
 
 
@@ -36,6 +36,7 @@ def console_main() -> NoReturn:
     """The ``forge-conformance`` console script."""
     stopping.quiet()
     from cases.cli import main
+    from cases.invocation import CONSOLE
     exit_now(main(launcher=CONSOLE))
 
 
@@ -43,4 +44,5 @@ def module_main() -> NoReturn:
     """``python -m forge_conformance``."""
     stopping.quiet()
     from cases.cli import main
+    from cases.invocation import MODULE
     exit_now(main(launcher=MODULE))
