@@ -43,8 +43,7 @@ import sys
 from pathlib import Path
 
 from cases import invocation, registry, release, stopping
-from cases.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,  # noqa: F401
-                         PROG, UsageError, say)
+from cases.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, PROG, UsageError, say
 from cases.invocation import REPO_ROOT
 from cases.stopping import LEFTOVERS
 
@@ -173,6 +172,7 @@ def main(argv: list[str] | None = None, *, launcher: str | None = None) -> int:
     if launcher is not None:
         invocation.set_launcher(launcher)
     argv = list(sys.argv[1:] if argv is None else argv)
+    stopping.begin()
     try:
         code = _main(argv)
     except UsageError as exc:

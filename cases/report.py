@@ -29,11 +29,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree as ET
 
 from cases import invocation, registry, release
-from cases.api import cut, shown as show  # noqa: F401  (evidence text, the cases' own)
+from cases.api import cut
 
 SUITE = "forge-conformance"
 PROTOCOL = "1.6"

@@ -89,12 +89,17 @@ def _quit(signum, frame):
 
 # ------------------------------------------------------------------ stage 2
 
+def begin() -> None:
+    """A run begins in this process: no stop signal has come to it yet."""
+    _STATE.__init__()
+
+
 def catch() -> dict:
     """From here on the stop signals raise KeyboardInterrupt (once); returns what
     ``restore`` puts back. Signals ignored when the run started stay ignored
     (nohup's SIGHUP, a background job's SIGINT)."""
     import faulthandler  # noqa: F401  (builtin; loaded now, not by the bound's watch)
-    _STATE.__init__()
+    begin()
     previous: dict = {}
     for sig in STOP_SIGNALS:
         old = _signal.getsignal(sig)
@@ -167,7 +172,10 @@ def _unraisable(unraisable) -> None:
                 # As that signal would, in the main thread: from a thread of its
                 # own, which needs the GIL to do it, so the main thread has
                 # left this hook (its last call) before the handler runs.
-                _thread.start_new_thread(_thread.interrupt_main, (sig,))
+                try:
+                    _thread.start_new_thread(_thread.interrupt_main, (sig,))
+                except RuntimeError:   # no thread to be had: ``check`` and ``ended`` still stop it
+                    _STATE.again = False
                 return
         return   # no handler of ours left to raise it: ``ended`` still says 130
     _STATE.hook(unraisable)
@@ -177,7 +185,10 @@ def _arm_bound() -> None:
     off = _thread.allocate_lock()
     off.acquire()
     _STATE.bound = off
-    _thread.start_new_thread(_watch_stop, (STOP_BOUND_S, off))
+    try:
+        _thread.start_new_thread(_watch_stop, (STOP_BOUND_S, off))
+    except RuntimeError:   # no thread to be had: the stop goes on unbounded, never untold
+        _STATE.bound = None
 
 
 def _watch_stop(bound_s: float, off) -> None:
