@@ -424,8 +424,10 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
             report.write_json(Path(args.json), rep)
         return code
     finally:
-        LEFTOVERS.drop()
-        stopping.restore(previous)
+        try:
+            LEFTOVERS.drop()
+        finally:
+            stopping.restore(previous)
 
 
 def preflight(settings, temp: Path):
