@@ -424,10 +424,8 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
             report.write_json(Path(args.json), rep)
         return code
     finally:
-        try:
-            LEFTOVERS.drop()
-        finally:
-            stopping.restore(previous)
+        LEFTOVERS.drop()
+        stopping.restore(previous)
 
 
 def preflight(settings, temp: Path):
