@@ -424,7 +424,7 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
             report.write_json(Path(args.json), rep)
         return code
     finally:
-        LEFTOVERS.drop()
+        LEFTOVERS.drop()   # (a stop inside it goes on to main, still caught: later ones do nothing)
         stopping.restore(previous)
 
 
