@@ -19,5 +19,8 @@ their replies through the models), ``facts`` / ``gitfacts`` (expectations),
 ``formats`` (base64, ISO-8601), ``netwatch`` (FC-052's instruments),
 ``null_params`` (optional params asked null and absent, run-wide),
 ``explain`` (failure sentences), ``fixture_view``, ``providers``, ``harness``
-and ``plugin`` (the pytest side), ``report``, ``cli``, ``registry``.
+and ``plugin`` (the pytest side; ``worker``: a --jobs worker's), ``finish``
+(the end of a run), ``report``, ``cli`` (``jobs``: the --jobs parent),
+``stopping`` (the stop path), ``entry`` and ``exits`` (entry points, exit
+codes), ``registry``.
 """

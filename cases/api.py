@@ -2,7 +2,8 @@
 
 ``case`` binds a test function to its registry row; ``fc_assert`` / ``fail``
 fail the running case with its evidence (expected vs got), ``warn`` attaches
-a warning, ``skip`` skips it citing its id. ``need`` skips a case as not
+a warning, ``skip`` skips it citing its id. ``show`` / ``shown`` / ``cut`` put evidence into
+a sentence (the reports use them too). ``need`` skips a case as not
 evaluated when its evidence is missing because of a defect another case
 owns, and ``owner(topic)`` names that case from the registry's OWNERS
 (RULINGS "Attribution": one defect, one case).
@@ -17,7 +18,6 @@ from typing import Any, Callable, Iterable
 
 from cases import registry
 from cases.registry import Case
-from cases import report
 
 
 class _Unset:
@@ -44,9 +44,9 @@ class CaseFailed(AssertionError):
         """``why: expected …, got …`` (no case prefix)."""
         bits = []
         if self.expected is not UNSET:
-            bits.append(f"expected {report.show(self.expected)}")
+            bits.append(f"expected {shown(self.expected)}")
         if self.got is not UNSET:
-            bits.append(f"got {report.show(self.got)}")
+            bits.append(f"got {shown(self.got)}")
         return self.why + (": " + ", ".join(bits) if bits else "")
 
     def __str__(self) -> str:
@@ -136,7 +136,26 @@ def need(evidence: Any, what: str, whose: str | None = None) -> None:
 
 def show(value: Any, limit: int = 160) -> str:
     """A value as evidence inside a case's sentence: compact JSON, strings quoted."""
-    return report.show(value, limit, quote=True)
+    return shown(value, limit, quote=True)
+
+
+def cut(text: Any, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(value: Any, limit: int = 200, *, quote: bool = False) -> str:
+    """Evidence for a message (a case's, a report's): compact JSON, strings as
+    written unless ``quote`` (a case telling "1" from 1 quotes them)."""
+    if isinstance(value, str) and not quote:
+        return cut(value, limit)
+    import json
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return cut(text, limit)
 
 
 def listing(items: Iterable[Any], limit: int = 6) -> str:

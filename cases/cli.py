@@ -25,7 +25,7 @@ Exit codes:
     130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the adapter's tree is stopped
          and the JSON report is still written, cases that did not run marked
          "not run (interrupted)"; a second signal does not cut that short, and
-         a stop still going on after STOP_BOUND_S (a suite bug) ends with the
+         a stop still going on after stopping.STOP_BOUND_S (a suite bug) ends with the
          thread stacks on stderr.
 
 ``python3 run --self-test [pytest args]`` runs the suite's self-tests
@@ -42,15 +42,10 @@ import signal
 import sys
 from pathlib import Path
 
-from cases import invocation, registry, release
-
-PROG = "forge-conformance"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """The run cannot start; the message is the one line the user sees."""
+from cases import invocation, registry, release, stopping
+from cases.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, PROG, UsageError, say
+from cases.invocation import REPO_ROOT
+from cases.stopping import LEFTOVERS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,21 +143,17 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
     if seed not in ("default", "random") and not seed.isdigit():
         raise UsageError(f"--seed wants a whole number or random, not {seed!r}")
     from cases.explore import runner
-    from cases.settings import Settings, UsageError as BadKnob
-    try:
-        settings = Settings.from_env(adapter)
-    except BadKnob as exc:
-        raise UsageError(str(exc)) from None
+    from cases.settings import Settings
+    settings = Settings.from_env(adapter)
     check_adapter(settings.adapter)
-    previous = _catch_stop_signals()   # the adapter's tree and the drawn sets go first
+    previous = stopping.catch()   # the adapter's tree and the drawn sets go first
     try:
         return runner.main(settings, seed=seed, budget_s=args.budget, examples=args.examples,
                            json_path=args.json)
     except KeyboardInterrupt:
-        _say("interrupted")
-        return EXIT_INTERRUPTED
+        return stopping.interrupted()
     finally:
-        _restore(previous)
+        stopping.restore(previous)
 
 
 def _jobs(text: str) -> int:
@@ -175,29 +166,25 @@ def _jobs(text: str) -> int:
     return n
 
 
-def _say(text: str) -> None:
-    one_line = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
-    print(f"{PROG}: {one_line}", file=sys.stderr, flush=True)
-
-
 def main(argv: list[str] | None = None, *, launcher: str | None = None) -> int:
     """The CLI; ``launcher`` (invocation.RUN/CONSOLE/MODULE) says how the user
     started it, for the rerun lines."""
     if launcher is not None:
         invocation.set_launcher(launcher)
     argv = list(sys.argv[1:] if argv is None else argv)
+    stopping.begin()
     try:
-        return _main(argv)
+        code = _main(argv)
     except UsageError as exc:
-        _say(str(exc))
-        return EXIT_CANNOT_RUN
-    except KeyboardInterrupt:   # before the run's own handlers, or during its last cleanup
-        LEFTOVERS.drop()        # (stop signals are ignored by now: this ends)
-        _say("interrupted")
-        return EXIT_INTERRUPTED
+        say(str(exc))
+        code = EXIT_CANNOT_RUN
+    except KeyboardInterrupt:   # out of a run's last cleanup (cases/stopping.py)
+        LEFTOVERS.drop()        # (later stop signals do nothing: this ends)
+        code = stopping.interrupted()
     except BrokenPipeError:   # `python3 run --list | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        code = EXIT_OK
+    return stopping.ended(code)
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -240,14 +227,13 @@ def _main(argv: list[str]) -> int:
         if extra or args.list:
             raise UsageError("--replay takes only an adapter after `--`")
         from cases import replay
-        previous = _catch_stop_signals()   # the adapter's tree and the fixture copy go first
+        previous = stopping.catch()   # the adapter's tree and the fixture copy go first
         try:
             return replay.main(Path(args.replay), adapter)
         except KeyboardInterrupt:
-            _say("interrupted")
-            return EXIT_INTERRUPTED
+            return stopping.interrupted()
         finally:
-            _restore(previous)
+            stopping.restore(previous)
     case_ids = list(args.case)
     if args.rerun_failed:
         failed = _failed_in(args.rerun_failed)
@@ -398,46 +384,23 @@ def check_outputs(args: argparse.Namespace) -> None:
             raise UsageError(f"--transcripts: the folder {args.transcripts!r} is not writable")
 
 
-# Groups whose cases stream or send notifications. Each group's adapter is
-# watched for one TAIL_S after its last such frame, in the background while
-# later groups run (cases.harness); running them together, before the quiet
-# groups that follow the first of them (transport moves up), lets those
-# cover the window instead of the run's end waiting for it. The groups before
-# the first tailed one keep their place. Among themselves they run in this
-# order: transport, whose last case (FC-122) ends on a stream, before
-# lifecycle, whose second second covers that window (lifecycle streams and
-# notifies first: its own window is mostly over when it ends). Only the
-# order of execution changes; reports list cases by id.
-TAILED_GROUPS = ("search", "streaming", "transport", "lifecycle")
-
-
-def _run_order(group: str) -> tuple[int, int]:
-    index = registry.GROUPS.index(group)
-    first = min(registry.GROUPS.index(g) for g in TAILED_GROUPS)
-    if group in TAILED_GROUPS:
-        return (1, TAILED_GROUPS.index(group))
-    return (0 if index < first else 2, index)
-
-
 def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str]) -> int:
     from cases import report
-    from cases.settings import Settings, UsageError as BadKnob, make_temp_area
-    try:
-        settings = Settings.from_env(adapter)
-    except BadKnob as exc:
-        raise UsageError(str(exc)) from None
+    from cases.harness import run_order
+    from cases.settings import Settings, make_temp_area
+    settings = Settings.from_env(adapter)   # the one parse of this process's knobs
     check_adapter(settings.adapter)
     check_outputs(args)
     modules = sorted({str(REPO_ROOT / registry.by_id(cid).module) for cid in selected
                       if (REPO_ROOT / registry.by_id(cid).module).exists()},
-                     key=lambda m: _run_order(Path(m).stem.removeprefix("test_")))
+                     key=lambda m: run_order(Path(m).stem.removeprefix("test_")))
     if not modules:
         raise UsageError("no case module implements the selected cases yet")
     watch = _Watch()
-    # The stop handlers go in before the temp area is made: until then a
-    # Ctrl-C ends the process at once (invocation.quiet_interrupts), which
-    # would leave the folder behind.
-    previous = _catch_stop_signals()
+    # The stop path is caught before the temp area is made: until then a
+    # Ctrl-C ends the process at once (stopping.quiet), which would leave the
+    # folder behind.
+    previous = stopping.catch()
     try:
         temp = make_temp_area("forge-preflight-")
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
@@ -445,147 +408,24 @@ def run_suite(args: argparse.Namespace, adapter: list[str], selected: list[str])
         n = jobs.count(modules, args.jobs)
         workers = None
         if n > 1:   # they get ready while the pre-flight runs, and wait for its verdict
-            workers = jobs.Workers(args, adapter, selected, modules, n, temp)
+            workers = jobs.Workers(args, settings, selected, modules, n, temp)
             LEFTOVERS.add(workers.abandon, first=True)
         materialized = preflight(settings, temp)
         LEFTOVERS.add(materialized.cleanup, first=True)
+        stopping.check()   # a stop swallowed on the way: no case starts
         if workers is not None:   # (the pre-flight's copy is removed while they run)
-            return jobs.run_parallel(args, selected, workers, settings, watch,
+            return jobs.run_parallel(args, selected, workers, watch,
                                      meanwhile=materialized.cleanup)
-        return _pytest(args, adapter, settings, selected, modules, materialized.path, watch)
+        return _pytest(args, settings, selected, modules, materialized.path, watch)
     except KeyboardInterrupt:
-        _say("interrupted")
+        code = stopping.interrupted()
         if args.json and watch.report is None:   # (a signal after the run keeps its report)
             rep = report.skeleton(settings.adapter, interrupted=True, selected=selected)
             report.write_json(Path(args.json), rep)
-        return EXIT_INTERRUPTED
+        return code
     finally:
-        LEFTOVERS.drop()
-        _restore(previous)
-
-
-class _Leftovers:
-    """What a run must remove before the process ends (the pre-flight's temp
-    area). A stop signal can land at any instant, also inside this cleanup or
-    just before it: the first one raises KeyboardInterrupt and sets the stop
-    signals to be ignored, so ``drop`` (called by run_suite and again by
-    main) finishes the job once that has passed through."""
-
-    def __init__(self):
-        self._steps: list = []
-
-    def add(self, step, *, first: bool = False) -> None:
-        self._steps.insert(0, step) if first else self._steps.append(step)
-
-    def drop(self) -> None:
-        interrupted = False
-        while self._steps:
-            try:
-                self._steps[0]()
-                self._steps.pop(0)
-            except KeyboardInterrupt:
-                interrupted = True   # the later signals are ignored: the next round ends it
-        if interrupted:
-            raise KeyboardInterrupt
-
-
-LEFTOVERS = _Leftovers()
-
-
-# Ctrl-C, a CI timeout's SIGTERM, a closed terminal's SIGHUP: all stop the run
-# the same way. The first one interrupts; later ones are ignored, so they
-# cannot cut short the cleanup that stops the adapters' trees (bounded in
-# time by wire.process) and writes the report.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _catch_stop_signals() -> dict:
-    """Stop signals raise KeyboardInterrupt (once) from here on; returns what to restore."""
-    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS
-                if signal.getsignal(sig) is not signal.SIG_IGN}   # nohup's SIGHUP stays ignored
-    previous["unraisable"] = _UNRAISABLE[0] = sys.unraisablehook
-    sys.unraisablehook = _unraisable
-    return previous
-
-
-def _restore(previous: dict) -> None:
-    for sig, handler in previous.items():
-        if sig == "unraisable":
-            sys.unraisablehook = handler
-        else:
-            signal.signal(sig, handler)
-
-
-def _unraisable(unraisable) -> None:
-    """A stop signal that lands inside a destructor or a weakref callback (the
-    garbage collector runs them at any instant) raises its KeyboardInterrupt
-    where Python can only print it ("Exception ignored in ...", a traceback)
-    and goes on. That signal is lost, so the run is made stoppable again as
-    if it had not come: the stop signals raise once more and the stop bound
-    is called off; a second Ctrl-C stops the run. Anything else is printed as
-    Python prints it."""
-    import threading
-    if isinstance(unraisable.exc_value, KeyboardInterrupt) \
-            and threading.current_thread() is threading.main_thread():
-        _STOP_BOUND_OFF.set()
-        for sig in STOP_SIGNALS:
-            if signal.getsignal(sig) is signal.SIG_IGN:
-                signal.signal(sig, _interrupt)
-        return
-    _UNRAISABLE[0](unraisable)
-
-
-_UNRAISABLE = [sys.unraisablehook]   # the hook _unraisable stands in front of
-
-
-class _Unset:
-    def set(self) -> None:   # no stop bound is armed yet
-        pass
-
-
-_STOP_BOUND_OFF = _Unset()
-
-
-def _interrupt(signum, frame):
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    _arm_stop_bound()
-    raise KeyboardInterrupt
-
-
-# Every wait of the stop is bounded (each tree by wire.process, the trees in
-# parallel by the harness): a few seconds in all. STOP_BOUND_S is far past
-# that. Should a stop still be going on then, that is a bug of the suite's:
-# the run says so on stderr with every thread's stack (for the bug report),
-# SIGKILLs the adapters' groups it still knows and exits 130. A stop signal
-# never leaves the run hanging.
-STOP_BOUND_S = 30.0
-
-
-def _arm_stop_bound() -> None:
-    import threading
-    global _STOP_BOUND_OFF
-    _STOP_BOUND_OFF = threading.Event()
-    threading.Thread(target=_stop_bound, args=(STOP_BOUND_S, _STOP_BOUND_OFF),
-                     name="forge-stop-bound", daemon=True).start()   # a run that ends in time
-    #                                                                  never waits for it
-
-
-def _stop_bound(bound_s: float, off) -> None:
-    if off.wait(bound_s):   # a deadline: set only when the stop signal was lost (_unraisable)
-        return
-    try:
-        os.write(2, f"{PROG}: the stop took over {bound_s:g} s, which is a bug of the suite; "
-                    "exiting (please report it with the thread stacks below)\n".encode())
-        import faulthandler
-        faulthandler.dump_traceback(file=2, all_threads=True)
-    except OSError:
-        pass
-    finally:
-        process = sys.modules.get("wire.process")   # not imported: no adapter started
-        if process is not None:
-            process.kill_every_tree()
-        os._exit(EXIT_INTERRUPTED)
+        LEFTOVERS.drop()   # (a stop inside it goes on to main, still caught: later ones do nothing)
+        stopping.restore(previous)
 
 
 def preflight(settings, temp: Path):
@@ -629,10 +469,8 @@ class _Watch:
         self.report: dict | None = None
 
     def pytest_unconfigure(self, config):
-        # Runs before the plugin's own unconfigure (registered later, called
-        # first): the report it built at sessionfinish is still there.
-        from cases import plugin
-        h = plugin._HARNESS
+        from cases import harness
+        h = harness.of(config)
         if h is not None and h.report is not None:
             self.report = h.report
 
@@ -644,103 +482,25 @@ class _Watch:
             self.collect_errors += 1
 
 
-def _pytest(args, adapter: list[str], settings, selected: list[str], modules: list[str],
-            fixture_dir: Path, watch: "_Watch") -> int:
-    import pytest
-    from cases import plugin
+def _pytest(args, settings, selected: list[str], modules: list[str], fixture_dir: Path,
+            watch: "_Watch") -> int:
+    from cases import finish, plugin
     from cases.harness import GivenSettings
-    pargs = pytest_args(args, adapter, selected, modules, fixture_dir)
-    # Only our plugin: third-party plugins installed beside pytest (hypothesis,
-    # benchmark, ...) cost import time and have nothing to say about cases.
+    pargs = plugin.command_line(args, selected, modules, fixture_dir)
     # The session takes the settings built here (read once a process).
-    with no_plugin_autoload():
-        code = int(pytest.main(pargs, plugins=[plugin, watch, GivenSettings(settings)]))
-    if watch.interrupted:
-        _say("interrupted; the report lists the cases that ran")
-        return EXIT_INTERRUPTED
+    code = plugin.run_pytest(pargs, [watch, GivenSettings(settings)])
+    if watch.interrupted or stopping.came():
+        return finish.verdict(watch.report, interrupted=True, counted_by_pytest=True)
     if code in (0, 1, 5):    # 5: every selected case is unimplemented (reported as skipped)
-        return verdict_code(watch.report, code)
+        return finish.verdict(watch.report, interrupted=False, counted_by_pytest=True,
+                              pytest_code=code)
     if watch.collect_errors:
-        _say("the suite could not run: a case module failed to import (see above)")
+        say("the suite could not run: a case module failed to import (see above)")
     elif code == 3:
-        _say("the suite could not run: internal error in the suite (see above)")
+        say("the suite could not run: internal error in the suite (see above)")
     else:
-        _say(f"the suite could not run (pytest exit {code}; see above)")
+        say(f"the suite could not run (pytest exit {code}; see above)")
     return EXIT_CANNOT_RUN
-
-
-class no_plugin_autoload:
-    """PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 for the duration (then as it was)."""
-
-    def __enter__(self):
-        self.saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-
-    def __exit__(self, *exc):
-        if self.saved is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = self.saved
-
-
-def verdict_code(rep: dict | None, code: int) -> int:
-    """The run's exit code from its report: known failures pass, stale ones
-    and --strict warnings fail (``code``: pytest's, used when there is no report)."""
-    if rep is None:
-        return EXIT_FAILED if code == 1 else EXIT_OK
-    if nothing_ran(rep):
-        return EXIT_CANNOT_RUN
-    s = rep["summary"]
-    if s.get("known") or any(r.get("stale_known_failure") or r.get("strict_failure")
-                             or r.get("monitor_failure")
-                             for r in rep["cases"]):
-        # pytest's own closing line counts differently; the last word is the suite's
-        print(verdict_line(rep), flush=True)
-    return EXIT_FAILED if s["failed"] else EXIT_OK
-
-
-def nothing_ran(rep: dict) -> bool:
-    """Whether pytest's -k / -m left out every selected case (then says so):
-    a selection that runs nothing is bad usage, not a green run."""
-    from cases.report import NOT_RUN_DESELECTED, NOT_SELECTED
-    left_out = {r["message"] for r in rep["cases"]}
-    if NOT_RUN_DESELECTED in left_out and left_out <= {NOT_SELECTED, NOT_RUN_DESELECTED}:
-        _say("the --pytest arguments (-k / -m) deselect every selected case: nothing ran")
-        return True
-    return False
-
-
-def verdict_line(rep: dict) -> str:
-    s = rep["summary"]
-    return (f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "
-            f"{s['skipped']} skipped, {s.get('known', 0)} known")
-
-
-def pytest_args(args, adapter: list[str], selected: list[str], modules: list[str],
-                fixture_dir: Path | None) -> list[str]:
-    """The pytest command line of a run of ``modules`` (also of each worker of
-    a run in several processes, which passes no ``fixture_dir``)."""
-    pargs = [*modules, "-v" if args.verbose else "-q", "--no-header",
-             "-rN", "--tb=short", "-p", "no:cacheprovider",
-             # its gc.collect() rounds at the end cost ~0.4 s; cases raise no unraisables
-             "-p", "no:unraisableexception",
-             # the cases judge with fc_assert, never a bare assert: no module rewriting
-             "--assert=plain",
-             "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected)]
-    if fixture_dir is not None:
-        pargs += ["--forge-fixture-dir", str(fixture_dir)]
-    if adapter:
-        pargs += ["--forge-adapter", shlex.join(adapter)]
-    for flag, value in (("--forge-json", args.json), ("--forge-junit", args.junit),
-                        ("--forge-transcripts", args.transcripts),
-                        ("--forge-html", args.html),
-                        ("--forge-known-failures", args.known_failures)):
-        if value:
-            pargs += [flag, str(Path(value).resolve())]
-    if args.strict:
-        pargs.append("--forge-strict")
-    pargs += getattr(args, "pytest_args", [])
-    return pargs
 
 
 def _is_path(arg: str) -> bool:
@@ -763,6 +523,6 @@ def self_test(pytest_args: list[str]) -> int:
     named = [a for a in pytest_args if not a.startswith("-") and _is_path(a.split("::")[0])]
     code = int(pytest.main([*([] if named else ["tests"]), "-q", *pytest_args]))
     if code == 5:
-        _say("self-test: no tests were collected (pytest exit 5); that is a failure")
+        say("self-test: no tests were collected (pytest exit 5); that is a failure")
         return EXIT_FAILED
     return code

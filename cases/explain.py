@@ -11,7 +11,7 @@ exited); anything else is a bug in the suite and keeps its traceback.
 from __future__ import annotations
 
 from cases.api import UNSET, CaseFailed
-from cases.report import cut, show
+from cases.api import cut, shown as show
 
 
 class GroupUnavailable(Exception):

@@ -3,15 +3,16 @@
 ``Harness`` holds what one pytest session owns: the settings, the temp area,
 one materialized fixture (re-materialized when an adapter changed it),
 private copies for cases that write, every provider it opened (all closed at
-the end), the results for cases/report.py. ``GroupSlot`` is a group's
-adapter process, started on first use and replaced when a case leaves it
-dirty; ``CaseRun`` is what is known about the case running now.
-
-It owns everything a session opens and must close (processes, copies, their
-watch, the cache roots judged once they are closed), so the order of the end
-of a run is written in one place.
+the end), the results it hands the end of the run (cases/finish.py). It is
+kept on the pytest config (``of(config)``), not in a module global.
+``GroupSlot`` is a group's adapter process, started on first use and
+replaced when a case leaves it dirty; ``CaseRun`` is what is known about the
+case running now. The run order of the groups (``run_order``,
+``TAILED_GROUPS``) is written here and nowhere else. One owner of everything
+a session opens and must close (processes, copies, their watch, the cache
+roots judged once they are closed), so the order of the end of a
+session is written in one place.
 """
-
 from __future__ import annotations
 
 import os
@@ -25,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from cases import claims, monitoring, null_params, report
+from cases import claims, monitoring, null_params, registry, report
+from cases.finish import Ending
 from cases.explain import FixtureTampered, GroupUnavailable, describe_start, is_adapter_fault
 from cases.copy_watch import Baseline
 from cases.fixture_view import FixtureView
@@ -36,6 +38,33 @@ from cases.settings import TAIL_S, Settings, UsageError, activate, make_temp_are
 # How many frames of a process's transcript a failure shows when the process
 # exchanged nothing during the case.
 TRANSCRIPT_FRAMES = 12
+
+# Groups whose cases stream or send notifications. Each group's adapter is
+# watched for one TAIL_S after its last such frame, in the background while
+# later groups run (``Harness.tail``); running them together, before the quiet
+# groups that follow the first of them (transport moves up), lets those
+# cover the window instead of the run's end waiting for it. The groups before
+# the first tailed one keep their place. Among themselves they run in this
+# order: transport, whose last case (FC-122) ends on a stream, before
+# lifecycle, whose second second covers that window (lifecycle streams and
+# notifies first: its own window is mostly over when it ends). Only the
+# order of execution changes; reports list cases by id.
+TAILED_GROUPS = ("search", "streaming", "transport", "lifecycle")
+
+
+def run_order(group: str) -> tuple[int, int]:
+    """Where ``group`` runs in one process (the sort key of its module); a run
+    in several processes starts the tailed groups first (cases/jobs.py queue)."""
+    index = registry.GROUPS.index(group)
+    first = min(registry.GROUPS.index(g) for g in TAILED_GROUPS)
+    if group in TAILED_GROUPS:
+        return (1, TAILED_GROUPS.index(group))
+    return (0 if index < first else 2, index)
+
+
+def of(config: pytest.Config) -> "Harness | None":
+    """The session's Harness (kept on the pytest config), or None outside the suite's session."""
+    return config.stash.get(HARNESS, None)
 
 
 class CaseRun:
@@ -315,12 +344,6 @@ class Harness:
                               f"{generation} retired by the suite: {why}")
         provider._retired_noted = len(retired)
 
-    def apply_monitor(self) -> None:
-        """Hand every finding of the run to the case that owns its rule (see
-        ``monitoring.apply_findings``)."""
-        self.harvest_all()
-        monitoring.apply_findings(self.results, self.seen, self.settings, self.notes)
-
     def add_provider(self, provider) -> None:
         """A provider the harness closes at the end for sure; its cache root
         (the host's, handed in cache_dir) is looked at once the run is over."""
@@ -405,6 +428,13 @@ class Harness:
         while self._closing:
             self._closing.pop().join()
 
+    def ending(self) -> Ending:
+        """What this session hands the end of its run (cases/finish.py)."""
+        return Ending(results=self.results, settings=self.settings, policy=self.policy,
+                      selected=self.select or self.collected, collected=self.collected,
+                      started=self.started, seen=self.seen, notes=self.notes,
+                      deselected=self.deselected, interrupted=self.interrupted)
+
     # --- end of session
 
     def close(self) -> None:
@@ -447,6 +477,9 @@ class Harness:
         path = folder / f"{run.case.id}.jsonl"
         report.write_transcript(path, run.entries())
         return path
+
+
+HARNESS = pytest.StashKey[Harness]()
 
 
 def _close_quietly(provider) -> None:

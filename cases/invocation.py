@@ -7,19 +7,19 @@ that start the suite the same way from the user's current directory: every
 rerun line and the usage text use it. The version comes from pyproject.toml
 in a checkout and from the installed distribution's metadata otherwise.
 
-It also owns the first thing every entry point does (``quiet_interrupts``),
-so it imports only os and sys at the top: the less runs before the handler,
-the shorter the window in which Ctrl-C could still print a traceback.
+It imports only os, sys and pathlib at the top: ``run`` loads it (``keep_bytecode``)
+before the rest of the suite.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 DIST = "forge-conformance"
-# the checkout, or the installed package
-ROOT_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+# the checkout, or the installed package (the one definition: every module takes it from here)
+REPO_ROOT = Path(__file__).resolve().parent.parent
 RUN, CONSOLE, MODULE = "run", "console", "module"
 
 _launcher: str | None = None
@@ -33,12 +33,12 @@ def set_launcher(kind: str | None) -> None:
 def launcher() -> str:
     if _launcher is not None:
         return _launcher
-    return RUN if os.path.isfile(os.path.join(ROOT_DIR, "run")) else CONSOLE
+    return RUN if os.path.isfile(os.path.join(REPO_ROOT, "run")) else CONSOLE
 
 
 def installed() -> bool:
     """True when running from an installed package (no checkout around us)."""
-    return not os.path.isfile(os.path.join(ROOT_DIR, "pyproject.toml"))
+    return not os.path.isfile(os.path.join(REPO_ROOT, "pyproject.toml"))
 
 
 def _python() -> str:
@@ -59,8 +59,7 @@ def _python() -> str:
 def command() -> str:
     import shlex
     import shutil
-    from pathlib import Path
-    root = Path(ROOT_DIR)
+    root = REPO_ROOT
     kind = launcher()
     if kind == MODULE:
         return f"{_python()} -m forge_conformance"
@@ -78,26 +77,6 @@ def command() -> str:
     except OSError:
         shown = str(run)
     return f"python3 {shlex.quote(shown)}"
-
-
-def quiet_interrupts() -> None:
-    """Until the CLI installs its own handlers (which stop the adapters and
-    write the report), Ctrl-C ends the process at once with exit 130 and one
-    line, never a traceback: nothing has started that needs stopping."""
-    import signal
-
-    def stop(signum, frame):
-        try:
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
-        try:
-            os.write(2, b"forge-conformance: interrupted\n")
-        except OSError:
-            pass
-        os._exit(130)
-
-    signal.signal(signal.SIGINT, stop)
 
 
 # Set by the self-tests (tests/gate.py) for the adapters they start: the
@@ -169,7 +148,7 @@ def version() -> str:
     """The suite version (pyproject.toml in a checkout, package metadata installed)."""
     import re
     try:
-        with open(os.path.join(ROOT_DIR, "pyproject.toml"), encoding="utf-8") as f:
+        with open(os.path.join(REPO_ROOT, "pyproject.toml"), encoding="utf-8") as f:
             text = f.read()
     except OSError:
         text = None
@@ -181,26 +160,3 @@ def version() -> str:
         return dist_version(DIST)
     except (ImportError, PackageNotFoundError):
         return "unknown"
-
-
-def exit_now(code: int) -> NoReturn:   # (typing.NoReturn: not imported, never evaluated)
-    """End the process with ``code`` once the run is over (cli.main's cleanups
-    ran, the report is written): skip the interpreter's teardown of thousands
-    of objects, which the user would wait for after the verdict line."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-
-
-def console_main() -> NoReturn:
-    """The ``forge-conformance`` console script: Ctrl-C is quiet before anything loads."""
-    quiet_interrupts()
-    from cases.cli import main
-    exit_now(main(launcher=CONSOLE))
-
-
-def module_main() -> NoReturn:
-    """``python -m forge_conformance``."""
-    quiet_interrupts()
-    from cases.cli import main
-    exit_now(main(launcher=MODULE))

@@ -1,23 +1,21 @@
-"""A run in several processes: ``--jobs N`` (cases/cli.py).
+"""A run in several processes, the parent's side: ``--jobs N`` (cases/cli.py).
 
 The selected case groups are shared out among N worker processes as they
-go: worker k takes the k-th group of ``queue`` first, then whoever is free
+go (cases/worker.py is the worker's side: its test loop, the claims, its
+part): worker k takes the k-th group of ``queue`` first, then whoever is free
 takes the next group nobody took (so an adapter whose time goes elsewhere
-than the reference's still keeps every worker busy to the end). A worker is
-pytest with the plugin over every selected case, running only the groups it
-takes, each exactly as in a run of that group alone: its own group adapters
-and spawns, its own fixture copy (its harness materializes one), its own
-end-of-group windows. It writes no report:
-at its end it hands the parent, through a file in the run's temp area, the
-results of its cases, everything the protocol monitor found on its
-processes (not judged yet) and its notes. The parent then hands the
-findings of all workers to the cases that own their rules (an owner may
-have run in another worker; as in one process, findings are judged only
-after the last case, so no verdict depends on where or when a case ran),
-builds the one report (JSON, JUnit, HTML, known failures, --strict) and
-prints the summary. So the verdicts of ``--jobs 2`` are those of
-``--jobs 1``; only the wall time differs, because independent groups need
-not wait for each other's silence windows, respawns and deadlines.
+than the reference's still keeps every worker busy to the end). Each has its
+own group adapters and spawns, its own fixture copy, its own end-of-group
+windows, and the Settings the command line built (one parse a process: the
+workers are forked). It writes no report: it hands the parent its part (the
+results of its cases, what the protocol monitor found, its notes). The parent
+then ends the run as one process does (cases/finish.py): the findings of all
+workers go to the cases that own their rules (an owner may have run in
+another worker; findings are judged only after the last case, so no verdict
+depends on where or when a case ran), then the one report and the summary.
+So the verdicts of ``--jobs 2`` are those of ``--jobs 1``; only the wall
+time differs, because independent groups need not wait for each other's
+silence windows, respawns and deadlines.
 
 The workers are forked from the parent once it imported pytest and the
 harness (imported once, not once per worker); the pre-flight runs once, in
@@ -30,11 +28,7 @@ worker's are kept and shown after it, in order, so lines never interleave.
 Stop: a stop signal reaches every worker (a terminal's Ctrl-C goes to the
 whole process group; the parent passes on one it got alone). Each worker
 stops its adapters and hands over what ran; the parent reports that, the
-rest marked "not run (interrupted)", and exits 130.
-
-Over 400 lines on purpose: the two sides of one hand-off protocol (the fork,
-the go-ahead pipe, the claims file, the part file) live together, so each
-step the parent takes can be read beside the step of the worker it answers.
+rest marked "not run (interrupted)", and exits 130 (cases/stopping.py).
 """
 
 from __future__ import annotations
@@ -47,6 +41,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from cases import finish, report, stopping
+from cases.exits import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, UsageError, say
+from cases.harness import TAILED_GROUPS, GivenSettings
+from cases.worker import PART, Job
+
 
 # Rough seconds of each group against the reference with --jobs 2 (tests/
 # bench.py suite prints the split): only for the order in which the workers
@@ -56,7 +55,7 @@ GROUP_WEIGHT = {"lifecycle": 1.5, "transport": 1.0, "revisions": 0.85, "content_
                 "roundtrips": 0.3, "handshake": 0.23, "errors": 0.22, "listings": 0.2,
                 "bounded": 0.16, "icons": 0.11}
 DEFAULT_WEIGHT = 0.5
-PART = "worker-{}.part"
+
 
 def wanted(option: int | None) -> int:
     """How many processes: --jobs, else FORGE_JOBS, else one more than the
@@ -68,8 +67,7 @@ def wanted(option: int | None) -> int:
     text = os.environ.get("FORGE_JOBS", "").strip()
     if text:
         if not text.isdigit() or int(text) < 1:
-            from cases import cli
-            raise cli.UsageError(f"FORGE_JOBS wants a whole number of at least 1, not {text!r}")
+            raise UsageError(f"FORGE_JOBS wants a whole number of at least 1, not {text!r}")
         return int(text)
     cores = os.cpu_count() or 1
     return 1 if cores < 2 else min(cores + 1, 4)
@@ -81,7 +79,7 @@ def _group(module: str) -> str:
 
 def queue(modules: list[str]) -> list[str]:
     """The order in which the workers take ``modules`` (groups): the groups
-    whose adapter is watched for TAIL_S at its end (cli.TAILED_GROUPS: they
+    whose adapter is watched for TAIL_S at its end (harness.TAILED_GROUPS: they
     stream or notify) first, so those windows pass while the quiet groups
     run instead of being waited out at the end; then the others; each part
     heaviest first, so the last groups taken are the short ones and the
@@ -89,9 +87,8 @@ def queue(modules: list[str]) -> list[str]:
     each takes the next one not taken when it is free (see _claims): a slow
     group, or an adapter whose time goes elsewhere than the reference's,
     never leaves one worker idle while the other has several groups to go.
-    (One process keeps cli's run order; nothing but the wall time depends on
+    (One process keeps harness.run_order; nothing but the wall time depends on
     the order.)"""
-    from cases.cli import TAILED_GROUPS
     index = {m: i for i, m in enumerate(modules)}
     return sorted(modules, key=lambda m: (_group(m) not in TAILED_GROUPS,
                                           -GROUP_WEIGHT.get(_group(m), DEFAULT_WEIGHT), index[m]))
@@ -104,25 +101,18 @@ def count(modules: list[str], option: int | None) -> int:
 
 # ------------------------------------------------------------------ the worker
 
-JOB: dict | None = None   # this worker's job (None outside a worker)
-
-
 def worker_main(job: dict) -> int:
-    """A worker process: run its pytest command line, its cases in the groups
-    it takes (run_claimed); the plugin writes its part."""
-    global JOB
-    from cases import cli, plugin
-    JOB = job
-    previous = cli._catch_stop_signals()
+    """A worker process: its pytest words, with the parent's Settings and its Job."""
+    from cases import plugin
+    previous = stopping.catch()
+    signal.pthread_sigmask(signal.SIG_SETMASK, job["mask"])   # held back across the fork
     _stop_with_parent(job["parent"])
     try:
-        import pytest
-        with cli.no_plugin_autoload():
-            return int(pytest.main(job["pargs"], plugins=[plugin]))
+        return plugin.run_pytest(job["pargs"], [GivenSettings(job["settings"]), Job(job)])
     except KeyboardInterrupt:   # before pytest took over: nothing ran here
-        return cli.EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     finally:
-        cli._restore(previous)
+        stopping.restore(previous)
         if os.getppid() != job["parent"]:
             # The parent was killed (no handler of its ran): nobody else will
             # remove its temp area.
@@ -146,8 +136,7 @@ def _forked(job: dict, outs: list, go_ends: list[int]) -> None:
             os.dup2(outs[1].fileno(), 2)
         code = worker_main(job)
     except KeyboardInterrupt:
-        from cases import cli
-        code = cli.EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except BaseException:
         import traceback
         traceback.print_exc()
@@ -190,79 +179,6 @@ class _Child:
             os.kill(self.pid, sig)
 
 
-def run_claimed(session, h) -> bool:
-    """A worker's test loop (the plugin's pytest_runtestloop): every selected
-    case is collected, but only the groups this worker takes are run, each
-    whole and in order, one after another. Before the first, the worker gets
-    its fixture copy ready and waits for the parent's word that the
-    pre-flight passed; without it (the pre-flight failed, or the parent is
-    gone) it removes what it made and ends without a word."""
-    if session.testsfailed and not session.config.option.continue_on_collection_errors:
-        raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
-    if session.config.option.collectonly:
-        return True
-    job = JOB
-    by_module: dict[str, list] = {}
-    for item in session.items:
-        by_module.setdefault(os.path.realpath(str(item.path)), []).append(item)
-    if session.items:
-        try:
-            h.fx()          # while the parent's pre-flight runs
-        except Exception:   # (the case that needs it reports it; the pre-flight does first)
-            pass
-    if not _told_to_go(job["go"]):
-        h.close()
-        os._exit(0)
-    groups = (g for g in (by_module.get(os.path.realpath(m), []) for m in _claims(job)) if g)
-    for current in groups:
-        # The next group is taken once this one's last case is over (taken
-        # before it, a worker whose last case waits out a window would hold
-        # a group another worker could start at once). For that case's
-        # teardown pytest needs an item that follows: any item of another
-        # module ends this module's fixtures and keeps the session's (those
-        # are ended at the session's end).
-        after_last = next((g[0] for g in by_module.values() if g[0].path != current[0].path),
-                          None)
-        for i, item in enumerate(current):
-            nextitem = current[i + 1] if i + 1 < len(current) else after_last
-            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-            if session.shouldfail:
-                raise session.Failed(session.shouldfail)
-            if session.shouldstop:
-                raise session.Interrupted(session.shouldstop)
-    return True
-
-
-def _told_to_go(fd: int) -> bool:
-    """Block until the parent writes its go-ahead (True) or closes the pipe (False)."""
-    try:
-        return os.read(fd, 1) == b"g"
-    finally:
-        os.close(fd)
-
-
-def _claims(job: dict):
-    """The groups this worker runs: the k-th of the queue, then the next one
-    nobody took yet, each time it is free, until none is left. The count of
-    groups taken lives in a file under the run's temp area, locked while
-    read and bumped (it starts at the number of workers, whose first groups
-    are theirs already)."""
-    order, k = job["queue"], job["index"]
-    if k < len(order):
-        yield order[k]
-    import fcntl
-    while True:
-        with open(job["claims"], "r+b") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            n = int(f.read() or b"0")
-            f.seek(0)
-            f.write(str(n + 1).encode())
-            f.truncate()
-        if n >= len(order):
-            return
-        yield order[n]
-
-
 def _stop_with_parent(parent: int) -> None:
     """A parent that dies without a word (SIGKILL) sends this worker SIGTERM,
     which stops it like a Ctrl-C (Linux; elsewhere the worker runs on to its end)."""
@@ -276,20 +192,6 @@ def _stop_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def write_part(h) -> None:
-    """What a worker's harness hands its parent (called at its session's end)."""
-    part = {"results": h.results, "seen": h.seen, "notes": h.notes,
-            "collected": h.collected, "deselected": h.deselected, "interrupted": h.interrupted}
-    path = Path(h.worker_out)
-    tmp = path.with_suffix(".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)   # whole or not at all
-    except OSError:   # the parent is gone, and its temp area with it: nobody to hand it to
-        pass
-
-
 # ------------------------------------------------------------------ the parent
 
 class Workers:
@@ -299,11 +201,11 @@ class Workers:
     while it runs, and start on their groups once ``go()`` says it passed.
     Until then ``abandon()`` (the pre-flight failed, or a stop) lets them end
     without a word and waits for them. (The parent has no thread of its own
-    yet when it forks: the stop watchdog starts only with a stop.)"""
+    yet when it forks: the stop bound's watch starts only with a stop.)"""
 
-    def __init__(self, args, adapter: list[str], selected: list[str], modules: list[str],
+    def __init__(self, args, settings, selected: list[str], modules: list[str],
                  n: int, temp: Path):
-        from cases import cli, plugin  # noqa: F401 (imported here, once, for every worker)
+        from cases import plugin  # (imported here, once, for every worker)
         import threading
         if threading.active_count() != 1:   # a fork would copy a lock another thread holds
             raise RuntimeError(f"a suite bug: {threading.active_count() - 1} thread(s) running "
@@ -312,16 +214,18 @@ class Workers:
         try:
             self.policy = Policy.load(args.known_failures, args.strict)
         except KnownFailuresError as exc:
-            raise cli.UsageError(str(exc)) from None
+            raise UsageError(str(exc)) from None
+        self.settings = settings
+        settings.rerun_options = ["--strict"] if self.policy.strict else []
         self.kept = Path(tempfile.mkdtemp(prefix="forge-transcripts-"))
-        cli.LEFTOVERS.add(lambda: _remove_if_empty(self.kept))
+        stopping.LEFTOVERS.add(lambda: _remove_if_empty(self.kept))
         self.started = time.monotonic()
         self.procs: list[tuple[_Child, Path, list]] = []
         self._go: list[int] = []
         order = queue(modules)
         claims = temp / "claims"
         claims.write_text(str(n), encoding="ascii")
-        pargs = cli.pytest_args(args, adapter, selected, order, None) + [
+        pargs = plugin.command_line(args, selected, order, None) + [
             "--forge-kept-dir", str(self.kept), "-o", "console_output_style=classic"]
         try:
             for k in range(n):
@@ -331,24 +235,32 @@ class Workers:
             raise
 
     def _start(self, k: int, temp: Path, pargs: list[str], order: list[str], claims: Path):
-        """Fork worker k, with the read end of its go-ahead pipe."""
+        """Fork worker k, with the read end of its go-ahead pipe. The stop
+        signals are held back across the fork: one that comes meanwhile lands
+        once the worker is known (so ``abandon`` waits for it), and in the
+        worker once its own handlers are in."""
         part = temp / PART.format(k)
         read_end, write_end = os.pipe()
         self._go.append(write_end)
         try:
-            job = {"pargs": pargs + ["--forge-worker-out", str(part)], "parent": os.getpid(),
-                   "queue": order, "index": k, "claims": str(claims), "go": read_end,
-                   "temp": str(temp)}
             outs = [] if k == 0 else [open(temp / f"worker-{k}.{s}", "w+b")
                                       for s in ("out", "err")]
             sys.stdout.flush()   # (what is buffered now would be written twice)
             sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _forked(job, outs, self._go)
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, stopping.STOP_SIGNALS)
+            try:
+                job = {"pargs": pargs + ["--forge-worker-out", str(part)],
+                       "parent": os.getpid(), "queue": order, "index": k,
+                       "claims": str(claims), "go": read_end, "temp": str(temp),
+                       "settings": self.settings, "mask": held}
+                pid = os.fork()
+                if pid == 0:
+                    _forked(job, outs, self._go)
+                self.procs.append((_Child(pid), part, outs))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         finally:
             os.close(read_end)
-        self.procs.append((_Child(pid), part, outs))
 
     def go(self) -> None:
         """The pre-flight passed: every worker starts on its groups."""
@@ -373,15 +285,13 @@ class Workers:
             os.close(self._go.pop())
 
 
-def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
+def run_parallel(args, selected: list[str], workers: Workers, watch,
                  meanwhile=None) -> int:
     """Let ``workers`` go, call ``meanwhile()`` while they run, wait for them;
-    merge, judge, report. ``watch`` gets the report (cli's exit code logic
-    reads it there)."""
-    from cases import cli, report
-    from cases.monitoring import apply_findings
-    policy, kept, started, procs = workers.policy, workers.kept, workers.started, workers.procs
-    settings.rerun_options = ["--strict"] if policy.strict else []
+    end the run on what they handed over (cases/finish.py). ``watch`` gets the
+    report (the CLI's stop path reads it there)."""
+    procs = workers.procs
+    settings = workers.settings
     interrupted = False
     try:
         workers.go()
@@ -397,7 +307,7 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
                     proc.send_signal(signal.SIGINT)
                 except OSError:
                     pass
-        for proc, _, _ in procs:   # each stops its own trees (bounded; cli.STOP_BOUND_S above)
+        for proc, _, _ in procs:   # each stops its own trees (bounded; stopping.STOP_BOUND_S)
             proc.wait()
     for _, _, outs in procs:       # the others' output, after the first's, in order
         for f, stream in zip(outs, (sys.stdout, sys.stderr)):
@@ -405,7 +315,10 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
             stream.flush()
             os.write(stream.fileno(), f.read())
             f.close()
-    results, seen, notes, collected, deselected, lost = {}, [], [], set(), set(), []
+    end = finish.Ending(results={}, settings=settings, policy=workers.policy,
+                        selected=selected, collected=[], started=workers.started,
+                        interrupted=interrupted)
+    collected, lost = set(), []
     for k, (proc, part, _) in enumerate(procs):
         try:
             with open(part, "rb") as f:
@@ -413,45 +326,33 @@ def run_parallel(args, selected: list[str], workers: Workers, settings, watch,
         except (OSError, pickle.UnpicklingError, EOFError):
             lost.append(f"worker {k + 1} (exit {proc.returncode})")
             continue
-        results.update(got["results"])
-        seen += got["seen"]
-        notes += got["notes"]
+        end.results.update(got["results"])
+        end.seen += got["seen"]
+        end.notes += got["notes"]
         collected.update(got["collected"])
-        deselected.update(got["deselected"])
-        interrupted = interrupted or got["interrupted"]
-    if lost and not interrupted:
-        cli._say(f"the suite could not run: {', '.join(lost)} ended without its results "
-                 f"(see above)")
-        return cli.EXIT_CANNOT_RUN
+        end.deselected.update(got["deselected"])
+        end.interrupted = end.interrupted or got["interrupted"]
+    end.collected = sorted(collected)
+    if lost and not end.interrupted:
+        say(f"the suite could not run: {', '.join(lost)} ended without its results "
+            f"(see above)")
+        return EXIT_CANNOT_RUN
     broken = [f"worker {k + 1} (pytest exit {proc.returncode})"
               for k, (proc, _, _) in enumerate(procs) if proc.returncode not in (0, 1, 5)]
-    if broken and not interrupted:   # 5: its selected cases are unimplemented (skipped)
-        cli._say(f"the suite could not run: {', '.join(broken)}: a case module failed to "
-                 f"import, or a suite error (see above)")
-        return cli.EXIT_CANNOT_RUN
+    if broken and not end.interrupted:   # 5: its selected cases are unimplemented (skipped)
+        say(f"the suite could not run: {', '.join(broken)}: a case module failed to "
+            f"import, or a suite error (see above)")
+        return EXIT_CANNOT_RUN
     if lost:   # stopped before its cases ran (or before it could hand them over)
-        notes.append(f"interrupted: {', '.join(lost)} handed over no results")
-    if not interrupted:
-        apply_findings(results, seen, settings, notes)
-    rep = report.build(results, selected=selected, collected=collected,
-                       adapter_argv=settings.adapter, interrupted=interrupted,
-                       duration_s=time.monotonic() - started, policy=policy,
-                       deselected=deselected)
-    watch.report = rep
-    report.write_reports(rep, results, notes, json_path=args.json, junit_path=args.junit,
-                         html_path=args.html)
-    shown_kept = kept if any(kept.iterdir()) else None
+        end.notes.append(f"interrupted: {', '.join(lost)} handed over no results")
+    rep = watch.report = finish.conclude(end, json_path=args.json, junit_path=args.junit,
+                                         html_path=args.html)
+    shown_kept = workers.kept if any(workers.kept.iterdir()) else None
     print("=" * 28 + " forge-conformance " + "=" * 28)
-    for line in report.summary_block(rep, shown_kept, args.transcripts, notes,
+    for line in report.summary_block(rep, shown_kept, args.transcripts, end.notes,
                                      verbose=args.verbose > 0):
         print(line)
-    print(cli.verdict_line(rep), flush=True)
-    if interrupted:
-        cli._say("interrupted; the report lists the cases that ran")
-        return cli.EXIT_INTERRUPTED
-    if cli.nothing_ran(rep):
-        return cli.EXIT_CANNOT_RUN
-    return cli.EXIT_FAILED if rep["summary"]["failed"] else cli.EXIT_OK
+    return finish.verdict(rep, interrupted=end.interrupted, counted_by_pytest=False)
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -11,24 +11,24 @@ cases/report.py. The fixtures are ``adapter`` (the group's live adapter),
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from cases import api, report
+from cases import api, finish, harness, report, stopping, worker
 from cases.explain import (describe_error, describe_start, evidence_lines, is_adapter_fault,
                            is_start_failure)
 from cases.fixture_view import FixtureView
 from cases.harness import TRANSCRIPT_FRAMES, CaseRun, GroupSlot, Harness
+from cases.invocation import REPO_ROOT
 from cases.providers import new_provider
 from cases.registry import Case
 from cases.settings import activate
 
 STDERR_TAIL_LINES = 20
-
-_HARNESS: Harness | None = None
 
 
 # ------------------------------------------------------------------ hooks
@@ -54,14 +54,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _HARNESS
-    if _HARNESS is None:
-        _HARNESS = Harness(config)
+    if harness.of(config) is None:
+        config.stash[harness.HARNESS] = Harness(config)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items) -> None:
-    h = _HARNESS
+    h = harness.of(config)
     if h is None:
         return
     for item in items:   # `pytest cases -k FC-043` selects by case id
@@ -82,7 +81,7 @@ def _run_in_order(items) -> None:
     """Modules stay in collection order; inside a module, the cases follow its
     RUN_ORDER (case ids), when it has one. A group whose adapter is watched
     for TAIL_S after its last streamed reply or notification
-    (cli.TAILED_GROUPS) runs those cases early, so that window ends while the
+    (harness.TAILED_GROUPS) runs those cases early, so that window ends while the
     run goes on rather than after its last case."""
     modules: dict[str, int] = {}
     for item in items:
@@ -98,24 +97,15 @@ def _run_in_order(items) -> None:
 
 
 def pytest_deselected(items) -> None:
-    h = _HARNESS
+    h = harness.of(items[0].config) if items else None
     if h is not None:   # -k / -m (and --forge-select's own, reported as not selected)
         h.deselected.update(c.id for c in (_case_of(i) for i in items) if c is not None)
 
 
 def pytest_collection_finish(session) -> None:
-    h = _HARNESS
+    h = harness.of(session.config)
     if h is not None:   # after every deselection (--forge-select, -k, -m)
         h.collected = [c.id for c in (_case_of(i) for i in session.items) if c is not None]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session):
-    """A worker of a run in several processes runs the groups it takes (cases/jobs.py)."""
-    from cases import jobs
-    if _HARNESS is None or jobs.JOB is None:
-        return None
-    return jobs.run_claimed(session, _HARNESS)
 
 
 def _case_of(item) -> Case | None:
@@ -125,10 +115,11 @@ def _case_of(item) -> Case | None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    h, c = _HARNESS, _case_of(item)
+    h, c = harness.of(item.config), _case_of(item)
     if h is None or c is None:
         yield
         return
+    stopping.check()   # a stop whose KeyboardInterrupt was swallowed on the way ends here
     run = h.current = CaseRun(c)
     api.begin(run)
     try:
@@ -161,7 +152,7 @@ def pytest_runtest_protocol(item, nextitem):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    h = _HARNESS
+    h = harness.of(item.config)
     c = _case_of(item)
     if h is None or c is None or h.current is None:
         return
@@ -206,11 +197,10 @@ def pytest_runtest_makereport(item, call):
         else:
             sentence = f"suite bug{where}: {what}"
             label = "suite bug"
+        body = [sentence] + (["this is a bug in the suite, not in the adapter; please report it"]
+                             if label == "suite bug" else [])
         rep.sections.append((f"forge-conformance: {label} in [{c.id}]",
-                             f"[{c.id}] {c.title}\nspec: {c.spec}\n{sentence}\n"
-                             + ("this is a bug in the suite, not in the adapter; please report it\n"
-                                if label == "suite bug" else "")
-                             + f"rerun: {h.settings.rerun_command(c.id)}"))
+                             report.case_text(c, body, h.settings.rerun_command(c.id))))
         text = f"{sentence}\n{rep.longrepr}"
     if call.when == "teardown" and not first:
         return   # the case already failed; a teardown failure adds nothing
@@ -220,41 +210,27 @@ def pytest_runtest_makereport(item, call):
         run.longrepr = text if isinstance(text, str) else str(text)
 
 
-def pytest_keyboard_interrupt(excinfo) -> None:
-    if _HARNESS is not None:
-        _HARNESS.interrupted = True
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus) -> None:
-    h = _HARNESS
+    h = harness.of(session.config)
     if h is None:
         return
-    if h.worker_out:
-        if not h.interrupted:
-            h.end_tails()
-        h.harvest_all()      # the findings are judged by the parent, on every worker's
-        h.close()
-        from cases import jobs
-        jobs.write_part(h)
-        return
-    if not h.interrupted:
+    # a KeyboardInterrupt (a stop signal, cases/stopping.py) or the collection's errors
+    h.interrupted = h.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED \
+        or stopping.came()
+    if not h.interrupted:   # (an interrupted run's findings are not judged)
         h.end_tails()
-        h.harvest_all()
-    h.close()   # and looks at every cache root (FC-055)
-    if not h.interrupted:
-        h.apply_monitor()
-    rep = report.build(h.results, selected=h.select or h.collected, collected=h.collected,
-                       adapter_argv=h.settings.adapter, interrupted=h.interrupted,
-                       duration_s=time.monotonic() - h.started, policy=h.policy,
-                       deselected=h.deselected)
-    h.report = rep
-    report.write_reports(rep, h.results, h.notes, json_path=h.json_path, junit_path=h.junit_path,
-                  html_path=h.html_path)
+        h.harvest_all()     # what the monitor found on the processes still open
+    h.close()               # and looks at every cache root (FC-055)
+    if h.worker_out:  # the findings are judged by the parent, on every worker's
+        worker.write_part(h)
+        return
+    h.report = finish.conclude(h.ending(), json_path=h.json_path, junit_path=h.junit_path,
+                               html_path=h.html_path)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    h = _HARNESS
+    h = harness.of(config)
     rep = h.report if h is not None else None
     if rep is None:
         return
@@ -266,31 +242,31 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 
 def pytest_unconfigure(config) -> None:
-    global _HARNESS
-    if _HARNESS is not None and _HARNESS.config is config:
-        _HARNESS.close()
-        _HARNESS = None
+    h = harness.of(config)
+    if h is not None:
+        h.close()
         activate(None)
 
 
 # ---------------------------------------------------------------- fixtures
 
-def _harness() -> Harness:
-    if _HARNESS is None:
+def _harness(request) -> Harness:
+    h = harness.of(request.config)
+    if h is None:
         raise RuntimeError("the forge-conformance plugin is not active (run `python3 run`)")
-    return _HARNESS
+    return h
 
 
 @pytest.fixture(scope="session")
-def fx() -> FixtureView:
+def fx(request) -> FixtureView:
     """The session's materialized fixture."""
-    return _harness().fx()
+    return _harness(request).fx()
 
 
 @pytest.fixture
-def fx_mutable() -> FixtureView:
+def fx_mutable(request) -> FixtureView:
     """A private copy (alpha, beta, FAULTS.json) for a case that writes files."""
-    h = _harness()
+    h = _harness(request)
     view = h.mutable_copy()
     yield view
     shutil.rmtree(view.path, ignore_errors=True)
@@ -298,7 +274,7 @@ def fx_mutable() -> FixtureView:
 
 @pytest.fixture(scope="module")
 def _forge_group(request):
-    h = _harness()
+    h = _harness(request)
     name = Path(str(request.path)).stem.removeprefix("test_")
     slot = GroupSlot(h, name)
     yield slot
@@ -309,9 +285,9 @@ def _forge_group(request):
 
 
 @pytest.fixture
-def adapter(_forge_group: GroupSlot):
+def adapter(_forge_group: GroupSlot, request):
     """The group's live, initialized adapter (replaced after a case that leaves it dirty)."""
-    h = _harness()
+    h = _harness(request)
     p = _forge_group.get(h.current)
     yield p
     if p.dirty() is not None:
@@ -320,9 +296,9 @@ def adapter(_forge_group: GroupSlot):
 
 
 @pytest.fixture
-def spawn(fx: FixtureView):
+def spawn(fx: FixtureView, request):
     """Factory for a case's own adapter process; closed after the case."""
-    h = _harness()
+    h = _harness(request)
     made: list = []
 
     def factory(*, env: dict | None = None,
@@ -343,3 +319,49 @@ def spawn(fx: FixtureView):
     yield factory
     for p in made:
         h.dispose(p, wait=False)
+
+
+# ------------------------------------------------------------ its command line
+
+def command_line(args, selected: list[str], modules: list[str],
+                fixture_dir: Path | None) -> list[str]:
+    """The pytest words of a run of ``modules`` with the options above (also of
+    each worker of a run in several processes, which passes no ``fixture_dir``).
+    The adapter's command is not among them: the CLI hands the session its
+    Settings (harness.GivenSettings), so the argv stays the list it was."""
+    pargs = [*modules, "-v" if args.verbose else "-q", "--no-header",
+             "-rN", "--tb=short", "-p", "no:cacheprovider",
+             # its gc.collect() rounds at the end cost ~0.4 s; cases raise no unraisables
+             "-p", "no:unraisableexception",
+             # the cases judge with fc_assert, never a bare assert: no module rewriting
+             "--assert=plain",
+             "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected)]
+    if fixture_dir is not None:
+        pargs += ["--forge-fixture-dir", str(fixture_dir)]
+    for flag, value in (("--forge-json", args.json), ("--forge-junit", args.junit),
+                        ("--forge-transcripts", args.transcripts),
+                        ("--forge-html", args.html),
+                        ("--forge-known-failures", args.known_failures)):
+        if value:
+            pargs += [flag, str(Path(value).resolve())]
+    if args.strict:
+        pargs.append("--forge-strict")
+    pargs += getattr(args, "pytest_args", [])
+    return pargs
+
+
+def run_pytest(pargs: list[str], plugins: list) -> int:
+    """pytest.main with this plugin and ``plugins`` only: third-party plugins
+    installed beside pytest (hypothesis, benchmark, ...) cost import time and
+    have nothing to say about cases (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 for the
+    call, then as it was)."""
+    import sys
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        return int(pytest.main(pargs, plugins=[sys.modules[__name__], *plugins]))
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved

@@ -16,8 +16,8 @@ order, the path and the bytes of:
   judges), of ``wire/`` (the protocol monitor's rules) and the top level of
   ``fixture/`` (the fixture facts and the git builder);
 - except ``NOT_JUDGING``: the modules that only start a run, carry it out in
-  several processes or tell its outcome (options, reports, replay, the
-  known-failures policy, this module). A module added anywhere else counts,
+  several processes or tell its outcome (options, entry points, the stop path,
+  the end of a run, reports, replay, the known-failures policy, this module). A module added anywhere else counts,
   so the digest may change when no verdict does, never the other way round.
 
 Line ends are read as LF, so a checkout with CRLF names the same matrix.
@@ -45,8 +45,8 @@ DATA_FILES = ("fixture/MANIFEST.sha256", "cases/rules.json")
 CODE_DIRS = ("cases", "wire")     # every .py beneath them
 FIXTURE_CODE = "fixture"          # its top-level .py only: its data is in the manifest
 NOT_JUDGING = frozenset(f"cases/{name}.py" for name in (
-    "cli", "invocation", "jobs", "report", "html_report", "replay", "known_failures",
-    "coverage", "release"))
+    "cli", "entry", "exits", "stopping", "invocation", "jobs", "worker", "finish", "report",
+    "html_report", "replay", "known_failures", "coverage", "release"))
 _SKIP_DIRS = {"__pycache__"}
 
 
@@ -87,7 +87,7 @@ def matrix_digest() -> str:
             package = importlib.import_module(__name__.split(".")[0])
             _DIGEST.append(getattr(package, "__matrix__", "unknown"))
         else:
-            _DIGEST.append(compute_digest(invocation.ROOT_DIR))
+            _DIGEST.append(compute_digest(str(invocation.REPO_ROOT)))
     return _DIGEST[0]
 
 

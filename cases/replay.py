@@ -517,7 +517,7 @@ def main(path: Path, adapter: list[str]) -> int:
             settings = Settings.from_env(adapter)
         except UsageError as exc:
             raise ReplayError(str(exc)) from None
-        from cases.cli import LEFTOVERS   # removed even when a stop signal lands in the cleanup
+        from cases.stopping import LEFTOVERS   # removed even when a stop signal lands in the cleanup
         temp = make_temp_area("forge-replay-")
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         try:

@@ -29,10 +29,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree as ET
 
 from cases import invocation, registry, release
+from cases.api import cut
 
 SUITE = "forge-conformance"
 PROTOCOL = "1.6"
@@ -76,23 +76,6 @@ def merge(a: CaseResult, b: CaseResult) -> CaseResult:
 
 # ------------------------------------------------------------------ text helpers
 
-def cut(text: str, limit: int) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def show(value: Any, limit: int = 200, *, quote: bool = False) -> str:
-    """Evidence for a message: compact JSON, strings as written unless ``quote``
-    (a case telling "1" from 1 quotes them)."""
-    if isinstance(value, str) and not quote:
-        return cut(value, limit)
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return cut(text, limit)
-
-
 def _indent(lines: list[str], pad: str = "    ") -> list[str]:
     return [pad + line for line in lines]
 
@@ -102,7 +85,7 @@ def failure_text(case: registry.Case, evidence: list[str], transcripts: list[tup
                  stderr_lines: int = 20) -> str:
     """What a user reads for one failed case: title, spec, expected vs got, the
     case's last wire frames, the adapter's stderr tail, the rerun command."""
-    out = [f"[{case.id}] {case.title}", f"spec: {case.spec}", *evidence]
+    out = list(evidence)
     for label, entries in transcripts:
         if not entries:
             continue
@@ -116,8 +99,14 @@ def failure_text(case: registry.Case, evidence: list[str], transcripts: list[tup
         if lines:
             out.append(f"adapter stderr ({label}, last {len(lines)} lines):")
             out.extend(_indent([cut(ln, 300) for ln in lines]))
-    out.append(f"rerun: {rerun}")
-    return "\n".join(out)
+    return case_text(case, out, rerun)
+
+
+def case_text(case: registry.Case, body: list[str], rerun: str) -> str:
+    """The one shape of a case's failure text: ``[FC-nnn] title``, ``spec: ...``,
+    ``body``, ``rerun: <command>``."""
+    return "\n".join([f"[{case.id}] {case.title}", f"spec: {case.spec}", *body,
+                      f"rerun: {rerun}"])
 
 
 def write_transcript(path: Path, transcripts: list[tuple[str, list]]) -> None:

@@ -19,7 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from cases.exits import UsageError  # noqa: F401  (a bad knob: the run cannot start, exit 2)
+from cases.invocation import REPO_ROOT
+
 REFERENCE_ADAPTER = REPO_ROOT / "vendor" / "fs_provider.py"
 
 # What a configured host sends (the cases' group adapters): PROTOCOL §2.2.
@@ -112,8 +114,6 @@ def _compiled(source: Path, folder: str) -> str:
     return target
 
 
-class UsageError(Exception):
-    """A knob or option that makes the run impossible; one line for the user."""
 
 
 def _seconds(environ, name: str, default: float) -> float:

@@ -321,7 +321,7 @@ def test_ctrl_c_at_any_instant_after_start_up_is_one_line(tmp, tmp_path):
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
-        # the run's own stop bound (cli.STOP_BOUND_S) ended a stop that hung:
+        # the run's own stop bound (stopping.STOP_BOUND_S) ended a stop that hung:
         # its thread stacks say where
         assert "the stop took over" not in stderr, (threading_wait, stderr[-6000:])
         if proc.returncode == -signal.SIGINT and "Traceback" not in stdout + stderr \

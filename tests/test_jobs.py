@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cases import cli, jobs, registry
+from cases import exits, harness, jobs, registry, stopping, worker
 from tests import gate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,14 +50,14 @@ def verdicts(request):
 
 def _modules(groups=None) -> list[str]:
     mods = {str(ROOT / c.module) for c in registry.REGISTRY if groups is None or c.group in groups}
-    return sorted(mods, key=lambda m: cli._run_order(Path(m).stem.removeprefix("test_")))
+    return sorted(mods, key=lambda m: harness.run_order(Path(m).stem.removeprefix("test_")))
 
 
 def test_the_queue_holds_every_group_once_watched_groups_first_heaviest_first():
     modules = _modules()
     order = jobs.queue(modules)
     assert sorted(order) == sorted(modules)
-    tailed = [m for m in order if jobs._group(m) in cli.TAILED_GROUPS]
+    tailed = [m for m in order if jobs._group(m) in harness.TAILED_GROUPS]
     assert order[:len(tailed)] == tailed, "the watched groups are taken first"
     weight = lambda m: jobs.GROUP_WEIGHT[jobs._group(m)]   # noqa: E731
     for part in (tailed, order[len(tailed):]):
@@ -78,7 +78,7 @@ def test_how_many_processes_option_then_forge_jobs_then_one_more_than_the_cores(
     assert (jobs.wanted(None), jobs.wanted(5)) == (2, 5), "--jobs wins over FORGE_JOBS"
     for bad in ("0", "x", "-1", "1.5"):
         monkeypatch.setenv("FORGE_JOBS", bad)
-        with pytest.raises(cli.UsageError, match="FORGE_JOBS wants a whole number"):
+        with pytest.raises(exits.UsageError, match="FORGE_JOBS wants a whole number"):
             jobs.wanted(None)
 
 
@@ -86,7 +86,7 @@ def test_workers_taking_groups_in_turn_take_each_group_exactly_once(tmp_path):
     order = [f"g{i}" for i in range(7)]
     claims = tmp_path / "claims"
     claims.write_text("3", encoding="ascii")
-    taken = [jobs._claims({"queue": order, "index": k, "claims": str(claims)}) for k in range(3)]
+    taken = [worker._claims({"queue": order, "index": k, "claims": str(claims)}) for k in range(3)]
     got: list[list[str]] = [[], [], []]
     for k in (0, 1, 2, 2, 2, 0, 1, 0, 1, 2):   # whoever is free next
         got[k] += [g for g in [next(taken[k], None)] if g is not None]
@@ -176,6 +176,6 @@ def test_a_parent_killed_without_a_word_takes_its_workers_and_adapters_with_it(t
     assert len(workers) == 2, [p.cmdline()[:3] for p in workers]
     proc.kill()
     proc.wait()
-    _gone, alive = psutil.wait_procs(tree, timeout=cli.STOP_BOUND_S)
+    _gone, alive = psutil.wait_procs(tree, timeout=stopping.STOP_BOUND_S)
     assert not alive, [p.cmdline()[:4] for p in alive]
     assert not list(areas.iterdir()), sorted(p.name for p in areas.iterdir())

@@ -67,7 +67,7 @@ _MAIN = '''"""``python -m forge_conformance [options] [-- adapter argv...]``"""
 
 import sys
 
-from forge_conformance.cases.invocation import module_main
+from forge_conformance.cases.entry import module_main
 
 if __name__ == "__main__":
     sys.exit(module_main())
