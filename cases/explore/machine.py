@@ -39,12 +39,15 @@ from cases.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
-from wire.messages import Blob, BlobAt, InitializeResult, Log, Refs, SearchHit, Tree, WebUrl, read
+from wire.messages import (Blob, BlobAt, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
+                           read)
 from wire.monitor import Monitor
 from wire.transport import Provider
 
 PICK = st.integers(0, 255)      # an index into whatever list a rule picks from (shrinks to 0)
-LIMITS = (500, 1, 2)            # the host's search budget, and budgets a drawn set can reach
+EXACT = "exact"                 # a limit of exactly the number of files holding the term
+LIMITS = (500, 1, 2, EXACT)     # the host's search budget, and budgets a drawn set can reach
+SEARCH_MODES = ("one-shot", "streamed", "partial false")
 LOG_LIMITS = (None, 1, 2)
 
 
@@ -113,6 +116,7 @@ class Explore(RuleBasedStateMachine):
         self.contents: dict[tuple[str, str], bytes] = {}      # (repo id, sha) -> bytes
         self.tree_ids: dict[tuple, str] = {}                  # (repo, ref, path) -> sha
         self.taken = 0
+        self.last_call = None
 
     # -- the set and the adapter --------------------------------------------
 
@@ -207,12 +211,10 @@ class Explore(RuleBasedStateMachine):
         violation of ``owner``. Returns (result, streamed items)."""
         self.step(f"{method} {_show(params)}" + (" streamed" if stream else ""))
         try:
-            if stream:
-                call = self.p.call(method, {**params, "partial": True})
-                result = call.result()
-                items = [i for b in call.partials if isinstance(b, list) for i in b]
-            else:
-                result, items = self.p.request(method, params), []
+            call = self.p.call(method, {**params, "partial": True} if stream else params)
+            self.last_call = call
+            result = call.result()
+            items = [i for b in call.partials if isinstance(b, list) for i in b] if stream else []
         except ProviderError as exc:
             self.monitor()
             self.fail(owner, f"{method} {_show(params)} answers", "a result",
@@ -277,8 +279,17 @@ class Explore(RuleBasedStateMachine):
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
 
     @precondition(lambda self: self.drawn.terms and self.cap("code_search"))
-    @rule(t=PICK, scoped=st.booleans(), streamed=st.booleans(), limit=st.sampled_from(LIMITS))
-    def search_code(self, t, scoped, streamed, limit):
+    @rule(t=PICK, scoped=st.booleans(), mode=st.sampled_from(SEARCH_MODES),
+          limit=st.sampled_from(LIMITS))
+    def search_code(self, t, scoped, mode, limit):
+        """One-shot (``partial`` absent, or false as some hosts send it) or
+        streamed; the limit the host's, small, or exactly the number of files
+        holding the term. Judged by the cases' own judges: FC-070's
+        judge_limit (one-shot), FC-042's judge_metadata_only (streamed), and
+        the line rule on every hit."""
+        from cases.replies import Search
+        from cases.test_bounded import judge_limit
+        from cases.test_streaming import judge_metadata_only
         term, planted = _pick(self.drawn.terms, t)
         want = {(self.rid(n), p) for n, p in planted}
         q = term
@@ -286,27 +297,26 @@ class Explore(RuleBasedStateMachine):
             name = planted[0][0]
             q = f"repo:{self.rid(name)} {term}"
             want = {(self.rid(n), p) for n, p in planted if n == name}
+        streamed = mode == "streamed"
         owner = J.STREAMED if streamed else J.ONE_SHOT
-        params = {"q": q, "limit": limit}
+        params = {"q": q, "limit": len(want) if limit == EXACT else limit}
+        if mode == "partial false":
+            params["partial"] = False
+        mark = self.p.transcript.mark()
         result, items = self.ask("search/code", params, owner, stream=streamed)
-        if not isinstance(result, dict):
-            return
-        hits = items if streamed else result.get("items")
-        hits = [h for h in (read(x, SearchHit).model for x in (hits if isinstance(hits, list)
-                                                              else [])) if h is not None]
-        truncated = result.get("truncated")
-        found = {(h.repo, h.path) for h in hits}
-        missing = want - found
+        reading = read(result, SearchResult)
+        if reading.model is None:
+            return                                 # the shape is the monitor's
+        call = self.last_call
+        found = Search(self.p, call, reading, mark, q, streamed)
+        v = (J.by_case(owner, judge_metadata_only, found, want) if streamed else
+             J.by_case(owner, judge_limit, found, want, term, params["limit"]))
+        if v is not None:
+            self.raise_(J.Violation(v.case_id, f"{found.what} {_show(params)}: {v.why}",
+                                    v.expected, v.got))
         what = f"search/code {_show(params)}" + (" streamed" if streamed else "")
-        if truncated is True and not missing:
-            self.fail(owner, f"{what} says truncated true", "truncated true only when a file "
-                      "holding the term is left out", f"all {len(want)} files holding it found")
-        if truncated is not True and missing:
-            self.fail(owner, f"{what} leaves a file holding {term!r} out",
-                      "every file holding the term, or truncated true",
-                      f"{len(found & want)} of {len(want)}; missing {J._listing(missing)}")
         files = {(self.rid(r.name), p): d for r in self.drawn.repos for p, d in r.files}
-        for h in hits:
+        for h in (found.streamed if streamed else found.items):
             if h.line is None or (h.repo, h.path) not in want:
                 continue
             why = J.line_problem(h.line, files[(h.repo, h.path)], term)

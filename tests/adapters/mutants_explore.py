@@ -141,6 +141,46 @@ class DefaultBranchMain(Hooks):
         return msg
 
 
+@explore("partial-false-streams", "FC-046",
+         "§5.1: $/partial only for a request that opted in (partial: true)")
+class PartialFalseStreams(Hooks):
+    """search/code streams whenever its params carry a partial member, false included: a
+    one-shot search sent with partial false gets $/partial batches and a reply without items.
+
+    Hides on: the canonical cases, which send partial true or leave it out."""
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if (req is not None and req.method == "search/code" and isinstance(params, dict)
+                and params.get("partial") is False):
+            params["partial"] = True
+        return msg
+
+
+@explore("stream-exact-fill-truncated", "FC-042",
+         "§5.3: a streamed reply's truncated is true only when a matching file was left out")
+class StreamExactFillTruncated(Hooks):
+    """A streamed search whose hits exactly fill its limit ends with truncated true (the
+    adapter stops at the limit without looking one hit further), although nothing was cut.
+
+    Hides on: the canonical streams, whose limits are never exactly their number of hits."""
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            items = (msg.get("params") or {}).get("items")
+            req.state["hits"] = req.state.get("hits", 0) + (len(items) if isinstance(items, list)
+                                                            else 0)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = msg.get("result")
+        if (req is not None and req.method == "search/code" and req.streaming
+                and isinstance(result, dict) and req.state.get("hits", 0)
+                and req.state.get("hits") == req.params.get("limit")):
+            result["truncated"] = True
+        return msg
+
+
 if __name__ == "__main__":
     from cases.invocation import keep_bytecode
     keep_bytecode()
