@@ -48,6 +48,7 @@ PICK = st.integers(0, 255)      # an index into whatever list a rule picks from 
 EXACT = "exact"                 # a limit of exactly the number of files holding the term
 LIMITS = (500, 1, 2, EXACT)     # the host's search budget, and budgets a drawn set can reach
 SEARCH_MODES = ("one-shot", "streamed", "partial false")
+IN_FLIGHT = (2, 9, 12)          # requests written together: a pair, and past FC-120's eight
 LOG_LIMITS = (None, 1, 2)
 
 
@@ -323,6 +324,39 @@ class Explore(RuleBasedStateMachine):
             if why:
                 self.fail(J.LINE, f"{what}: the hit {h.path!r} of {h.repo}",
                           "the 1-based line of a match, lines split on \\n only", why)
+
+    @rule(n=st.sampled_from(IN_FLIGHT), picks=st.lists(PICK, min_size=max(IN_FLIGHT),
+                                                     max_size=max(IN_FLIGHT)))
+    def in_flight(self, n, picks):
+        """``n`` requests written back to back before any reply (trees of the
+        drawn repositories, blobs of listed ids; identical ones among them
+        whenever the picks repeat), judged by FC-120's own judges: each
+        answered exactly once, and each as the same request answers alone."""
+        from cases.test_transport import judge_answered_once, judge_as_alone, replies_per_id
+        pool = [("repo/tree", {"repo": self.rid(r.name), "ref": None}) for r in self.drawn.repos]
+        pool += [("repo/blob", {"repo": repo, "sha": sha})
+                 for repo, sha in dict.fromkeys((repo, sha) for repo, _, sha, _ in self.listed)]
+        asks = [pool[i % len(pool)] for i in picks[:n]]
+        self.step(f"{n} requests in flight at once: "
+                  + "; ".join(f"{m} {_show(p)}" for m, p in asks))
+        self.ctx.requests += n - 1
+        mark = self.p.transcript.mark()
+        try:
+            calls = [self.p.call(m, dict(p)) for m, p in asks]
+        except ProviderError as exc:
+            self.monitor()
+            self.fail(J.IN_FLIGHT, f"{n} requests in flight at once", "each written",
+                      f"{getattr(exc, 'message', None) or exc}")
+        for c in calls:
+            c.wait()
+        self.monitor()
+        for judge, args in ((judge_answered_once, (replies_per_id(self.p, mark), calls)),
+                            (judge_as_alone, (self.p, calls, asks))):
+            v = J.by_case(J.IN_FLIGHT, judge, *args)
+            if v is not None:
+                self.raise_(J.Violation(v.case_id, f"{n} requests in flight at once: {v.why}",
+                                        v.expected, v.got))
+        self.monitor()
 
     @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("refs"))
     @rule(r=PICK)

@@ -181,6 +181,37 @@ class StreamExactFillTruncated(Hooks):
         return msg
 
 
+# The requests in flight together an adapter's slot table holds (FC-120 sends
+# eight: three streams and five requests).
+SLOTS = 8
+
+
+@explore("ninth-in-flight-misrouted", "FC-120",
+         "§7.4: requests in flight are each answered with their own reply")
+class NinthInFlightMisrouted(Hooks):
+    """A request arriving while eight others are in flight takes the oldest one's slot in a
+    table of eight: it is answered, under its own id, with the result that slot held.
+
+    Hides on: FC-120, which has eight requests in flight at once, never nine."""
+
+    def __init__(self):
+        self.results: dict = {}
+
+    def request(self, proxy, req, msg):
+        if req is not None and len(proxy.requests) > SLOTS:
+            req.state["slot"] = min(i for i in proxy.requests if i != req.id)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is None or "result" not in msg:
+            return msg
+        self.results[req.id] = msg["result"]
+        slot = req.state.get("slot")
+        if slot in self.results:
+            msg["result"] = self.results[slot]
+        return msg
+
+
 if __name__ == "__main__":
     from cases.invocation import keep_bytecode
     keep_bytecode()
