@@ -325,6 +325,28 @@ class Explore(RuleBasedStateMachine):
                 self.fail(J.LINE, f"{what}: the hit {h.path!r} of {h.repo}",
                           "the 1-based line of a match, lines split on \\n only", why)
 
+    @precondition(lambda self: self.drawn.terms and self.cap("code_search"))
+    @rule(t=PICK, scoped=st.booleans(), streamed=st.booleans())
+    def search_cancelled(self, t, scoped, streamed):
+        """A search/code with its $/cancelRequest in the same write (a user
+        typing ahead), judged by FC-045's own judge: it ends with a result. A
+        stream still going STREAM_READ_S after the cancel is legal (a cancel
+        is advisory) and left to end by itself."""
+        from cases.replies import stream_read_s
+        from cases.test_streaming import judge_cancelled_reply
+        term, planted = _pick(self.drawn.terms, t)
+        q = f"repo:{self.rid(planted[0][0])} {term}" if scoped else term
+        params = {"q": q, "limit": 500, **({"partial": True} if streamed else {})}
+        what = f"search/code {q!r}" + (" (streamed)" if streamed else " (one-shot)")
+        self.step(f"search/code {_show(params)} cancelled at once")
+        call = self.p.call("search/code", params, cancel_at_once=True)
+        if not call.wait(stream_read_s()):
+            return
+        self.monitor()
+        v = J.by_case(J.CANCELLED, judge_cancelled_reply, call, params, what)
+        if v is not None:
+            self.raise_(v)
+
     @rule(n=st.sampled_from(IN_FLIGHT), picks=st.lists(PICK, min_size=max(IN_FLIGHT),
                                                      max_size=max(IN_FLIGHT)))
     def in_flight(self, n, picks):

@@ -212,6 +212,22 @@ class NinthInFlightMisrouted(Hooks):
         return msg
 
 
+@explore("cancel-scoped-error", "FC-045",
+         "§5.4: a cancelled request still ends with a normal reply")
+class CancelScopedError(Hooks):
+    """A repo:-scoped search/code cancelled in flight is answered with an error (its scan's
+    abort surfaces as a failure) instead of a result.
+
+    Hides on: FC-045, which cancels unscoped searches only."""
+
+    def reply(self, proxy, req, msg):
+        if (req is not None and req.method == "search/code" and req.cancelled
+                and str(req.params.get("q", "")).startswith("repo:")):
+            return {"jsonrpc": "2.0", "id": msg.get("id"),
+                    "error": {"code": 1, "message": "search aborted", "data": {"kind": "provider"}}}
+        return msg
+
+
 if __name__ == "__main__":
     from cases.invocation import keep_bytecode
     keep_bytecode()
