@@ -39,7 +39,7 @@ from cases.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
-from wire.messages import (Blob, BlobAt, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
+from wire.messages import (Blame, Blob, BlobAt, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
                            read)
 from wire.monitor import Monitor
 from wire.transport import Provider
@@ -82,8 +82,9 @@ class GitView:
     """git in one drawn repository, for cases.gitfacts (``.path``, ``git_bytes``).
     Pathspecs are literal: drawn names hold '?' and other glob characters."""
 
-    def __init__(self, path: Path, home: Path):
+    def __init__(self, path: Path, home: Path, repo_id: str = ""):
         self.path = path
+        self.repo_id = repo_id
         self._env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home),
                      "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                      "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_LITERAL_PATHSPECS": "1"}
@@ -94,6 +95,10 @@ class GitView:
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.decode("utf-8", "replace").strip())
         return proc.stdout
+
+    def repo(self, _name: str) -> str:
+        """The repository id (cases.commit_ids asks ``fx.repo(VCS)``: here, this one)."""
+        return self.repo_id
 
     def commit_of(self, rev: str) -> str | None:
         try:
@@ -131,7 +136,8 @@ class Explore(RuleBasedStateMachine):
         self.commits = ctx.materialize(drawn, self.fx)
         home = self.tmp / "git-home"
         home.mkdir()
-        self.git = {r.name: GitView(self.fx / r.name, home) for r in drawn.repos if r.is_git}
+        self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name))
+                    for r in drawn.repos if r.is_git}
         cache = self.tmp / "cache" / "rootle" / "providers" / CACHE_PROVIDER
         cache.mkdir(parents=True)
         s = ctx.settings
@@ -469,6 +475,47 @@ class Explore(RuleBasedStateMachine):
         if why:
             self.fail(J.WEB_URL, f"repo/web_url {_show(params)}",
                       "a URL with the path's ' ', '#', '?' and '%' escaped", why)
+
+    @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("blame"))
+    @rule(r=PICK, k=PICK, f=PICK, at_ref=st.booleans())
+    def repo_blame(self, r, k, f, at_ref):
+        """repo/blame of a text file at ref null or a drawn ref, judged by FC-098's own
+        judge against git blame (which commit only at the default branch: at
+        another ref that is FC-131's); ids resolved as the cases resolve them
+        (cases.commit_ids: a backend's own spelling through repo/log)."""
+        from types import SimpleNamespace
+
+        from cases.commit_ids import resolve
+        from cases.gitfacts import git_blame
+        from cases.test_revisions import judge_blame
+        repo = _pick([x for x in self.drawn.repos if x.is_git], r)
+        ref = _pick(self.refs_of(repo), k) if at_ref else None   # the host blames at null most
+        files = self.files_at(repo, ref)
+        texts = sorted(p for p, d in files.items() if b"\0" not in d)
+        if not texts:
+            return
+        path = _pick(texts, f)
+        params = {"repo": self.rid(repo.name), "path": path, "ref": ref}
+        result, _ = self.ask("repo/blame", params, J.BLAME)
+        model = read(result, Blame).model
+        if model is None:
+            return
+        g = self.git[repo.name]
+        default = repo.history.default_branch
+        want = git_blame(g, ref or default, path)
+        host = SimpleNamespace(request=self.p.request, caps=self.caps)
+        seen: dict = {}
+
+        def commits(sha):
+            if sha not in seen:
+                seen[sha] = resolve(host, g, sha)
+            return seen[sha]
+        what = f"repo/blame {_show(params)}"
+        v = J.by_case(J.BLAME, judge_blame, what, model.ranges, want, commits,
+                      exact=ref in (None, default))
+        self.monitor()
+        if v is not None:
+            self.raise_(v)
 
     @rule(crash=st.booleans())
     def restart(self, crash):

@@ -228,6 +228,33 @@ class CancelScopedError(Hooks):
         return msg
 
 
+@explore("blame-splitlines", "FC-098", "§3.8: blame ranges cover every line of the file once")
+class BlameSplitlines(ResultEdit):
+    """repo/blame at ref null counts the file's lines with str.splitlines(): a lone \r, a form
+    feed or another Unicode line break adds lines, and the last range runs past the file's end.
+
+    Hides on: the canonical vcs repository, whose files break lines with \n or \r\n only."""
+
+    method = "repo/blame"
+
+    def edit(self, proxy, req, result):
+        ranges = result.get("ranges")
+        params = req.params
+        if not ranges or params.get("ref") is not None or not isinstance(ranges[-1], dict):
+            return
+        try:
+            with open(os.path.join(proxy.fixture, repo_name(params.get("repo")),
+                                   str(params.get("path"))), "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        text = data.decode("utf-8", "replace")
+        extra = len(text.splitlines()) - len(data.decode("utf-8", "replace").split("\n")) + \
+            (1 if data.endswith(b"\n") else 0)
+        if extra > 0 and isinstance(ranges[-1].get("end_line"), int):
+            ranges[-1]["end_line"] += extra
+
+
 if __name__ == "__main__":
     from cases.invocation import keep_bytecode
     keep_bytecode()
