@@ -39,7 +39,7 @@ from cases.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
-from wire.messages import (Blame, Blob, BlobAt, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
+from wire.messages import (Blame, Blob, BlobAt, CloneUrl, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
                            read)
 from wire.monitor import Monitor
 from wire.transport import Provider
@@ -233,7 +233,8 @@ class Explore(RuleBasedStateMachine):
 
     # Rule names are what each sends: hypothesis orders rules by their number
     # of arguments, then by name, and its simplest program repeats the first
-    # enabled one, so a tree (one argument, "repo_tree" < "restart") comes first.
+    # enabled one, so a tree (one argument, "repo_tree" < "restart" < "url_of_clone")
+    # comes first (repo/refs, one argument too, needs a git repository).
     @rule(at=PICK)
     def repo_tree(self, at):
         repo = _pick(self.drawn.repos, at)
@@ -514,6 +515,28 @@ class Explore(RuleBasedStateMachine):
         v = J.by_case(J.BLAME, judge_blame, what, model.ranges, want, commits,
                       exact=ref in (None, default))
         self.monitor()
+        if v is not None:
+            self.raise_(v)
+
+    @rule(r=PICK)
+    def url_of_clone(self, r):
+        """repo/clone_url of a drawn repository, judged by FC-113's own
+        judges: its form, and for a git repository a local URL cloned with
+        both branches at git's commits."""
+        from cases.test_listings import judge_clone_url_form, judge_cloned
+        repo = _pick(self.drawn.repos, r)
+        params = {"repo": self.rid(repo.name)}
+        result, _ = self.ask("repo/clone_url", params, J.CLONE_URL)
+        model = read(result, CloneUrl).model
+        if model is None:
+            return
+        what = f"repo/clone_url {_show(params)}"
+        v = J.by_case(J.CLONE_URL, judge_clone_url_form, what, model.clone_url)
+        if v is None and repo.is_git:
+            h, g = repo.history, self.git[repo.name]
+            v = J.by_case(J.CLONE_URL, judge_cloned, model.clone_url, params["repo"],
+                          lambda b: g.commit_of(f"refs/heads/{b}"),
+                          (h.default_branch, h.side_branch))
         if v is not None:
             self.raise_(v)
 
