@@ -41,7 +41,7 @@ REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cut
 # commit ids in the backend's own vocabulary, and a hosted forge's https URLs.
 CONTROLS = ("opaque-commit-ids", "https-urls")
 CONTROL_EXAMPLES = 12
-HANDFUL = 10           # files a shrunk drawn set may keep (besides a page's fan-out)
+HANDFUL = 10           # files a shrunk drawn set may keep (besides a page-sized fan-out)
 AT_ONCE = 3            # explore runs at a time
 RUN_TIMEOUT_S = 240
 
@@ -207,11 +207,29 @@ def test_explore_finds_attributes_and_shrinks_each_explore_mutant(runs, switch):
     assert Path(evidence["drawn"]).is_dir() and Path(evidence["transcript"]).is_file()
     assert evidence["program"], "the shrunk program is shown"
     assert "reproduce: " in run["stdout"] and "--explore --seed" in rep["explore"]["reproduce"]
-    fan = 101 if any("/fan/f100" in f"/{p}" for p in evidence["files"]) else 21
-    kept = len(evidence["files"]) - (fan if switch == "tree-last-page-dropped" else 0)
+    assert evidence["replay"] in run["stdout"] and "--replay" in evidence["replay"]
+    kept = sum("/fan/" not in f"/{p}" for p in evidence["files"])   # a fan-out is one shape
     print(f"{switch}: {owner} at example {rep['explore']['first_failure_example']}, shrunk to "
           f"{len(evidence['program'])} requests on {len(evidence['files'])} files")
     assert kept <= HANDFUL, f"shrunk to {len(evidence['files'])} files: {evidence['files']}"
+
+
+# A finding whose replay against the mutant matches its recording, and against
+# the reference differs (the mutant's wrong reply): the printed replay works.
+REPLAYED = "partial-false-streams"
+
+
+def test_a_findings_transcript_replays_on_its_drawn_set(runs):
+    run = runs[f"mutant:{REPLAYED}"]
+    row = next(c for c in run["report"]["cases"] if c["outcome"] == "failed")
+    transcript = row["evidence"]["transcript"]
+    mutant = [sys.executable, "-S", str(MUTANTS), REPLAYED]
+    same = subprocess.run([sys.executable, str(ROOT / "run"), "--replay", transcript, "--", *mutant],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0 and "match the recording" in same.stdout, same.stdout + same.stderr
+    fixed = subprocess.run([sys.executable, str(ROOT / "run"), "--replay", transcript], cwd=ROOT,
+                           env=_env(), capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 1 and "$/partial" in fixed.stdout, fixed.stdout + fixed.stderr
 
 
 @pytest.mark.parametrize("n", REFERENCE_SEEDS)

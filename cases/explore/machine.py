@@ -131,14 +131,16 @@ class Explore(RuleBasedStateMachine):
         ctx = self.ctx
         ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound
         self.drawn = drawn
-        self.tmp = Path(tempfile.mkdtemp(prefix="explore-", dir=ctx.temp))
-        self.fx = self.tmp / "fixture"
+        # named as a run's fixture copy and cache are, so --replay maps the
+        # transcript's paths onto its own (cases/replay.py)
+        self.tmp = Path(tempfile.mkdtemp(prefix="forge-explore-", dir=ctx.temp))
+        self.fx = self.tmp / "forge-fixture-drawn"
         self.commits = ctx.materialize(drawn, self.fx)
         home = self.tmp / "git-home"
         home.mkdir()
         self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name))
                     for r in drawn.repos if r.is_git}
-        cache = self.tmp / "cache" / "rootle" / "providers" / CACHE_PROVIDER
+        cache = self.tmp / "cache-explore" / "rootle" / "providers" / CACHE_PROVIDER
         cache.mkdir(parents=True)
         s = ctx.settings
         extra = {"XDG_CACHE_HOME": str(cache.parents[2])}
@@ -238,7 +240,8 @@ class Explore(RuleBasedStateMachine):
     @rule(at=PICK)
     def repo_tree(self, at):
         repo = _pick(self.drawn.repos, at)
-        ref = _pick(self.refs_of(repo), at // len(self.drawn.repos))
+        k = at // len(self.drawn.repos)      # ref null half the time: the host asks there most
+        ref = None if k % 2 == 0 else _pick(self.refs_of(repo), k // 2)
         params = {"repo": self.rid(repo.name), "ref": ref}
         result, _ = self.ask("repo/tree", params, J.COVERAGE)
         model = read(result, Tree).model

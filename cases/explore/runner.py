@@ -64,6 +64,7 @@ class Context:
     shrink_s: float = 30.0
     examples: int = 0
     requests: int = 0
+    started: float = field(default_factory=time.monotonic)
     first_found_at: float | None = None
     first_owner: str | None = None
     failures: dict = field(default_factory=dict)     # owner -> Failure (smallest seen)
@@ -185,6 +186,11 @@ def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
         command = " ".join(again)
         found = ctx.failures.get(ctx.first_owner) if ctx.first_owner else None
         evidence = write_evidence(found, folder) if found else None
+        if evidence is not None:
+            replay = [invocation.command(), "--replay", shlex.quote(evidence["transcript"])]
+            if not settings.reference:
+                replay += ["--", shlex.join(settings.adapter)]
+            evidence["replay"] = " ".join(replay)
         print(summary(ctx, found, evidence, number, took, command, folder), flush=True)
         if json_path:
             write_json(Path(json_path), ctx, found, evidence, number, budget, examples, took,
@@ -233,8 +239,10 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
               f"{folder / 'drawn.json'})",
               f"the wire transcript: {evidence['transcript']}",
               f"the example database: {folder / 'examples'} (tried first next time)",
-              f"first failure at example {ctx.first_failure_example}",
-              f"reproduce: {command}"]
+              f"first failure at example {ctx.first_failure_example}, after "
+              f"{ctx.first_found_at - ctx.started:.1f} s",
+              f"reproduce: {command}",
+              f"replay the transcript on the drawn set: {evidence['replay']}"]
     return "\n".join(lines)
 
 
@@ -262,7 +270,9 @@ def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples
               "explore": {"seed": seed, "budget_s": None if examples else budget,
                           "max_examples": examples, "examples": ctx.examples,
                           "requests": ctx.requests, "first_failure_example":
-                          ctx.first_failure_example, "database": str(folder / "examples"),
+                          ctx.first_failure_example, "first_failure_s": None
+                          if ctx.first_found_at is None else
+                          round(ctx.first_found_at - ctx.started, 2), "database": str(folder / "examples"),
                           "reproduce": command},
               "cases": rows}
     path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

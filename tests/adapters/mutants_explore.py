@@ -41,8 +41,8 @@ def explore(switch: str, owner: str, rule: str):
 
 @explore("lines-splitlines", "FC-031", "§3.13: line is the real 1-based line (split on \\n only)")
 class LinesSplitlines(HitsEdit):
-    """Search hit lines are counted with str.splitlines(), so a \\r, a form feed or another
-    Unicode line break before the match moves the line.
+    """Search hit lines (streamed and one-shot) are counted with str.splitlines(), so a \\r, a
+    form feed or another Unicode line break before the match moves the line.
 
     Hides on: the canonical fixture, where no file a search term lands in has any line break
     but \\n before the term."""
@@ -61,6 +61,12 @@ class LinesSplitlines(HitsEdit):
             if needle in line.lower():
                 hit["line"] = n
                 return
+
+    def reply(self, proxy, req, msg):
+        result = msg.get("result")
+        if req is not None and req.method == "search/code" and isinstance(result, dict):
+            self._hits(result.get("items"))
+        return msg
 
     def start(self, proxy):
         self.proxy = proxy
