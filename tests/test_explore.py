@@ -7,9 +7,11 @@ explore are checked on hand-made replies. Then real `python3 run --explore`
 runs, a few at a time (they mostly wait on their adapters), the action's
 `explore` input among them: each explore
 mutant (tests/adapters/mutants_explore.py, green on every canonical case) is
-found with the default seed within a small budget, attributed to the case
-that owns its rule, and shrunk to a handful of files; the reference adapter
-runs clean over a few seeds, and so do two legal controls.
+found with the default seed within its examples (mutants_explore.py), attributed to
+the case that owns its rule, and shrunk to a handful of files (a page-sized
+fan-out counts as one shape); one finding's printed --replay runs on its
+drawn set; the reference adapter runs clean over a few seeds, and so do two
+legal controls.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from tests.test_packaging import _action_step   # action.yml read the one way
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "adapters" / "mutants_explore.py"
-BUDGET_S = 40          # each mutant run's budget (finding and shrinking)
 REFERENCE_SEEDS = (1, 2, 3)
 REFERENCE_EXAMPLES = 4
 REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cuts short is no error
@@ -66,7 +67,11 @@ def _explore(out: Path, *options: str, adapter: list[str] | None = None) -> dict
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every explore run of this module, started together AT_ONCE at a time."""
-    jobs = {f"mutant:{s}": (("--budget", str(BUDGET_S)), [sys.executable, "-S", str(MUTANTS), s])
+    # each mutant: its measured count of examples with the default seed (not a
+    # budget: the same draws whatever the load); drawing stops at the first
+    # failure, which is shrunk for the runner's SHRINK_S
+    jobs = {f"mutant:{s}": (("--examples", str(EXPLORE[s].hooks.examples)),
+                            [sys.executable, "-S", str(MUTANTS), s])
             for s in EXPLORE}
     jobs.update({f"reference:{n}": (("--seed", str(n), "--examples", str(REFERENCE_EXAMPLES)),
                                     None) for n in REFERENCE_SEEDS})

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fixture.drawn import (DEFAULT_BRANCHES, PAGE_SIZES, PAGE_STEPS, SIDE_BRANCHES, SKIPPED_NAMES,
-                           TERM_HEAD, TERM_LETTERS, DrawnRepo, DrawnSet, History, plain_text)
+from fixture.drawn import (DEFAULT_BRANCHES, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD,
+                           TERM_LETTERS, DrawnRepo, DrawnSet, History, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
@@ -65,7 +65,7 @@ def repo_sets(*, max_repos: int = 3):
             files[f"{where}/{name}" if where else name] = draw(contents())
         if draw(st.integers(0, 3)) == 3:                  # a fan-out around a page size (shrinks away)
             where = draw(st.sampled_from(dirs[1:] or [""]))
-            n = draw(st.sampled_from(PAGE_SIZES)) + draw(st.sampled_from(PAGE_STEPS))
+            n = draw(st.sampled_from(PAGE_FANOUTS))
             folder = f"{where}/fan" if where else "fan"
             for i in range(n):
                 files[f"{folder}/f{i:03d}.txt"] = b"%d\n" % i
