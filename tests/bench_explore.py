@@ -1,23 +1,23 @@
 #!/usr/bin/env python3
 """Benchmarks of ``run --explore`` (not collected by pytest).
 
-    python3 tests/bench_explore.py rate [--budgets 15,30,60] [--seed S]
-    python3 tests/bench_explore.py controls [--seeds 20] [--examples 12] [--only a,b]
+    python3 tests/bench_explore.py explore [--budgets 15,30,60] [--seed S]
+    python3 tests/bench_explore.py explore-controls [--seeds 20] [--examples 12] [--only a,b]
 
-``rate``: the reference adapter explored for each budget in turn, each run
+(``tests/bench.py explore`` once bench.py adds ``COMMANDS`` below.)
+
+``explore``: the reference adapter explored for each budget in turn, each run
 in a fresh process: requests judged per second, examples per minute, and
 the run's peak RSS (its own process; the adapters it spawns are counted
 apart), which must stay flat as the budget grows (nothing kept per
 example but the few built sets the runner reuses).
 
-``controls``: the no-false-red check of issue 26 over many seeds: the
+``explore-controls``: the no-false-red check of issue 26 over many seeds: the
 reference, the host profile (tests/host_profile.py) and every legal control
 (tests/adapters/controls.py) explored with seeds 1..N, N examples each;
 every run must exit 0. Prints each adapter's time and any seed that failed
 (with the finding's first line). Exit 1 when one did.
 
-Each subcommand is also a function pair (``cmd_rate``/``rate_args``,
-``cmd_controls``/``controls_args``) for tests/bench.py's COMMANDS table.
 """
 
 from __future__ import annotations
@@ -139,21 +139,18 @@ def controls_args(parser: argparse.ArgumentParser) -> None:
                                        "control switches)")
 
 
+# tests/bench.py's COMMANDS entries (name -> run, add_arguments, help): bench.py
+# adds them with ``COMMANDS.update(bench_explore.COMMANDS)``.
 COMMANDS = {
-    "rate": (cmd_rate, rate_args, "explore's requests judged/s, examples/min, peak memory"),
-    "controls": (cmd_controls, controls_args,
-                 "the reference, the host profile and the legal controls clean over N seeds"),
+    "explore": (cmd_rate, rate_args,
+                "run --explore: requests judged/s, examples/min, peak memory by budget"),
+    "explore-controls": (cmd_controls, controls_args,
+                         "run --explore: the reference, the host profile and the legal "
+                         "controls clean over N seeds"),
 }
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="run --explore benchmarks")
-    sub = ap.add_subparsers(dest="command", required=True)
-    for name, (_, add_arguments, help_text) in COMMANDS.items():
-        add_arguments(sub.add_parser(name, help=help_text))
-    args = ap.parse_args(argv)
-    return COMMANDS[args.command][0](args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":   # until tests/bench.py lists them: its main, these commands added
+    import tests.bench as bench
+    bench.COMMANDS.update(COMMANDS)
+    sys.exit(bench.main())
