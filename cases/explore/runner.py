@@ -14,7 +14,9 @@ example of the first owner found is the finding: its program, the drawn set
 
 ``main(settings, ...)`` is the CLI's side: it prints the verdict, writes the
 JSON report (the cases' top-level shape; one row per case explore judges)
-and returns the exit code (0 nothing found, 1 a violation, 2 cannot run).
+and, when asked (``junit_path``, ``html_path``), JUnit XML and HTML by the
+cases' writers, and returns the exit code (0 nothing found, 1 a violation,
+2 cannot run).
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
 
 
 def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
-         json_path: str | None) -> int:
+         json_path: str | None, junit_path: str | None = None,
+         html_path: str | None = None) -> int:
     """The CLI's --explore (options checked there): prints the verdict, writes
     the JSON report, returns the exit code. ``seed``: digits, "default" or
     "random"."""
@@ -192,9 +195,10 @@ def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
                 replay += ["--", shlex.join(settings.adapter)]
             evidence["replay"] = " ".join(replay)
         print(summary(ctx, found, evidence, number, took, command, folder), flush=True)
-        if json_path:
-            write_json(Path(json_path), ctx, found, evidence, number, budget, examples, took,
-                       command, folder, settings)
+        if json_path or junit_path or html_path:
+            rep = build_report(ctx, found, evidence, number, budget, examples, took, command,
+                               folder, settings)
+            write_reports(rep, json_path=json_path, junit_path=junit_path, html_path=html_path)
         return EXIT_FAILED if found else EXIT_OK
     finally:
         shutil.rmtree(temp, ignore_errors=True)
@@ -246,8 +250,23 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
     return "\n".join(lines)
 
 
-def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples, took, command,
-               folder, settings) -> None:
+def write_reports(rep: dict, *, json_path=None, junit_path=None, html_path=None) -> None:
+    """The report as JSON, JUnit XML and single-file HTML, written by the
+    cases' own writers (cases/report.py, cases/html_report.py)."""
+    from cases import html_report, report
+    if json_path:
+        Path(json_path).write_text(json.dumps(rep, indent=1, ensure_ascii=False) + "\n",
+                                   encoding="utf-8")
+    if junit_path:
+        report.write_junit(Path(junit_path), rep)
+    if html_path:
+        html_report.write(Path(html_path), rep, {})
+
+
+def build_report(ctx: Context, found, evidence, seed, budget, examples, took, command,
+                 folder, settings) -> dict:
+    """The cases' top-level report shape: one row per case (judged ones
+    passed, the finding's owner failed, the rest skipped) and an explore member."""
     from cases import invocation, registry
     from cases.report import PROTOCOL
     rows = []
@@ -275,4 +294,4 @@ def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples
                           round(ctx.first_found_at - ctx.started, 2), "database": str(folder / "examples"),
                           "reproduce": command},
               "cases": rows}
-    path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report
