@@ -8,8 +8,8 @@
 
 ``explore``: the reference adapter explored for each budget in turn, each run
 in a fresh process: requests judged per second, examples per minute, and
-the run's peak RSS (its own process; the adapters it spawns are counted
-apart), which must stay flat as the budget grows (nothing kept per
+the peak RSS of the run or the largest process it waited for (an adapter,
+git), which must stay flat as the budget grows (nothing kept per
 example but the few built sets the runner reuses).
 
 ``explore-controls``: the no-false-red check of issue 26 over many seeds: the
@@ -36,8 +36,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 RUN_TIMEOUT_S = 600
-# Measures one child's peak RSS: the run itself (its adapters are its own
-# children, waited by it, so they count in its RUSAGE_CHILDREN, not here).
+# Measures the peak RSS of the run and of the processes it waited for (its
+# adapters, git): RUSAGE_CHILDREN's maxrss is the largest of them.
 _PEAK = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
          "sys.exit(p.returncode)")

@@ -4,8 +4,9 @@ report.
 ``explore(settings, seed=..., budget_s=..., examples=..., folder=...)`` runs
 hypothesis over ``cases.explore.machine.Explore`` from a fixed seed, with the
 example database in ``folder/examples`` (a failure found once is tried first
-next time). It stops drawing new examples when the budget is spent (or after
-``examples``); a violation stops the drawing, and hypothesis shrinks the
+next time). It stops drawing new examples when the budget is spent (drawing
+rounds of ROUND_EXAMPLES from seeds ``seed``, ``seed + 1``, ...) or after
+``examples``; a violation stops the drawing, and hypothesis shrinks the
 drawn set and the program until the budget is spent, for ``SHRINK_S`` at
 least (with ``examples``: for ``SHRINK_S``). The smallest failing
 example of the first owner found is the finding: its program, the drawn set
@@ -21,6 +22,7 @@ cases' writers, and returns the exit code (0 nothing found, 1 a violation,
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -38,6 +40,10 @@ DEFAULT_BUDGET_S = 60.0
 SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
+# Examples per hypothesis run within a budget: hypothesis spends the first tenth
+# of max_examples (at most 50) on minimal draws, so a budget runs rounds of this
+# many instead of one endless run.
+ROUND_EXAMPLES = 100
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 # The cases explore judges (a row each in its JSON report).
@@ -133,22 +139,27 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
     start = time.monotonic()
     ctx = Context(settings, temp, None if examples else start + budget_s, examples,
                   SHRINK_S if shrink_s is None else shrink_s)
-    machine = type("Explore", (Explore,), {"ctx": ctx})
-    machine = seeded(seed)(machine)
-    hs = hsettings(max_examples=examples or 1_000_000, deadline=None,
+    hs = hsettings(max_examples=examples or ROUND_EXAMPLES, deadline=None,
                    stateful_step_count=STEPS, suppress_health_check=list(HealthCheck),
                    database=DirectoryBasedExampleDatabase(str(folder / "examples")),
                    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
                    report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
-    try:
-        run_state_machine_as_test(machine, settings=hs)
-    except BudgetSpent:
-        pass
-    except Exception:   # noqa: BLE001  hypothesis re-raising what the context recorded
-        # ... or noticing that the example the budget cut short drew less than
-        # the same example did before (FlakyStrategyDefinition): not a finding
-        if not ctx.failures and not ctx.budget_spent:
-            raise
+    # Within a budget: rounds of ROUND_EXAMPLES (seeds seed, seed + 1, ...)
+    # until it is spent or a round finds something.
+    for round_ in itertools.count():
+        machine = seeded(seed + round_)(type("Explore", (Explore,), {"ctx": ctx}))
+        try:
+            run_state_machine_as_test(machine, settings=hs)
+        except BudgetSpent:
+            break
+        except Exception:   # noqa: BLE001  hypothesis re-raising what the context recorded
+            # ... or noticing that the example the budget cut short drew less than
+            # the same example did before (FlakyStrategyDefinition): not a finding
+            if not ctx.failures and not ctx.budget_spent:
+                raise
+            break
+        if examples or ctx.failures or ctx.budget_spent:
+            break
     return ctx
 
 
