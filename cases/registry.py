@@ -192,6 +192,9 @@ OWNERS: dict[str, str] = {
     "search hit lines are": "FC-031",
     "log cuts are": "FC-095",
     "web URLs are": "FC-114",
+    "requests in flight at once are": "FC-120",
+    "cancelled streams are": "FC-045",
+    "clone URLs are": "FC-113",
 }
 
 # Run-wide rules no case owns: rule key -> why.

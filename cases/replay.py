@@ -7,7 +7,9 @@ is the reproduction an adapter author attaches to a bug report, or runs with
 the adapter under a debugger (give the debugger's command after ``--``).
 
 What is sent. Each process of the transcript (the group adapter, a case's
-``spawn#n``), one after another, against a freshly materialized fixture, with
+``spawn#n``), one after another, against a freshly materialized fixture (for
+an explore finding's transcript, a private copy of the drawn set written
+beside it, ``drawn/``), with
 the adapter's environment and argv built as the suite builds them. Every
 recorded host frame is written as recorded (same ids, same bytes; the
 recorded fixture and cache paths are swapped for the new ones). A new
@@ -72,7 +74,7 @@ MAX_GAP_S = 10.0
 # Absolute paths of a run's fixture copy and cache dirs (volatile: new every run).
 _SEGMENTS = r"(?:/[^\s\"'/]+)*?"
 _FIXTURE_RE = re.compile(_SEGMENTS + r"/forge-fixture-[A-Za-z0-9_]+")
-_CACHE_RE = re.compile(_SEGMENTS + r"/forge-(?:run|preflight|replay)-[A-Za-z0-9_]+/cache-[^\s\"'/]+")
+_CACHE_RE = re.compile(_SEGMENTS + r"/forge-(?:run|preflight|replay|explore)-[A-Za-z0-9_]+/cache-[^\s\"'/]+")
 _SHA_RE = re.compile(r'"sha":"([^"\\]*)"')
 VOLATILE = {"as_of"}            # members whose value is never compared
 VOLATILE_IN_ERROR = {"message"}
@@ -507,6 +509,16 @@ def _is_initialize(row: dict) -> bool:
     return isinstance(msg, dict) and msg.get("method") == "initialize"
 
 
+def drawn_beside(path: Path) -> Path | None:
+    """The drawn repository set an explore finding wrote beside its
+    transcript (``drawn/``, described in ``drawn.json``), or None: the
+    transcript is then replayed against the canonical fixture."""
+    folder = path.parent
+    if (folder / "drawn").is_dir() and (folder / "drawn.json").is_file():
+        return folder / "drawn"
+    return None
+
+
 def main(path: Path, adapter: list[str]) -> int:
     """The CLI's ``--replay``; returns the exit code (see module doc)."""
     import fixture
@@ -521,9 +533,15 @@ def main(path: Path, adapter: list[str]) -> int:
         temp = make_temp_area("forge-replay-")
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         try:
-            materialized = fixture.materialize(temp)
-            LEFTOVERS.add(materialized.cleanup, first=True)
-            r = Replay(rows, settings, Path(materialized.path), temp)
+            drawn = drawn_beside(path)
+            if drawn is not None:   # an explore finding: its drawn set, a private copy
+                where = temp / "forge-fixture-drawn"
+                shutil.copytree(drawn, where, symlinks=True)
+            else:
+                materialized = fixture.materialize(temp)
+                LEFTOVERS.add(materialized.cleanup, first=True)
+                where = Path(materialized.path)
+            r = Replay(rows, settings, where, temp)
             r.run()
         finally:
             LEFTOVERS.drop()

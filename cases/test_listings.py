@@ -289,18 +289,30 @@ def test_clone_url(adapter, fx):
         what = f"repo/clone_url {show({'repo': fx.repo(name)})}"
         url = read_reply(adapter.request("repo/clone_url", {"repo": fx.repo(name)}), CloneUrl,
                          what, None).model.clone_url
-        fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
-                  got=show(url), why=f"{what} is a URL or path")
+        judge_clone_url_form(what, url)
         urls[name] = url
-        if local_source(url) is None:   # a remote URL: its form, and that it names a path
-            fc_assert(GIT_URL.match(url) and remote_path(url), expected="a URL git clone "
-                      "accepts, naming the repository's path on its server", got=show(url),
-                      why=f"{what} is a URL or path git clone accepts")
     # Two repositories may share a clone URL (RULINGS "Repository ids and
     # listings": §3.9 is silent), so each URL is judged on its own.
     if not fx.vcs_built:
         return   # nothing to clone; the plain repositories were judged
-    url = urls[VCS]
+    judge_cloned(urls[VCS], fx.repo(VCS), lambda branch: fx.git("rev-parse", branch).strip(),
+                 (VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH))
+
+
+def judge_clone_url_form(what: str, url) -> None:
+    """FC-113 on one clone_url: a non-empty string; a remote URL (not a local
+    path or file:// URL) well-formed for git and naming a path on its server."""
+    fc_assert(isinstance(url, str) and url.strip(), expected="a non-empty string clone_url",
+              got=show(url), why=f"{what} is a URL or path")
+    if local_source(url) is None:   # a remote URL: its form, and that it names a path
+        fc_assert(GIT_URL.match(url) and remote_path(url), expected="a URL git clone "
+                  "accepts, naming the repository's path on its server", got=show(url),
+                  why=f"{what} is a URL or path git clone accepts")
+
+
+def judge_cloned(url: str, repo_id: str, commit_of, branches) -> None:
+    """FC-113 on a git repository's clone_url: a local one is cloned with git
+    and has each of ``branches`` at ``commit_of(branch)``."""
     source = local_source(url)
     if source is None:
         # A hosted forge's URL cannot be cloned offline: its form was judged above.
@@ -310,11 +322,11 @@ def test_clone_url(adapter, fx):
     heads, complaint = clone_heads(url)
     fc_assert(heads is not None, expected=f"git clone {url} to succeed", got=complaint,
               why="clone_url is a path or URL git clone accepts")
-    for branch in (VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH):
-        want = fx.git("rev-parse", branch).strip()
+    for branch in branches:
+        want = commit_of(branch)
         fc_assert(heads.get(branch) == want, expected=f"{branch} at {want[:12]} in the clone",
                   got=f"{branch} at {show(heads.get(branch))}",
-                  why=f"cloning {fx.repo(VCS)}'s clone_url gives its commits")
+                  why=f"cloning {repo_id}'s clone_url gives its commits")
 
 
 @case("FC-114")

@@ -319,12 +319,7 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
                 call.result()   # raises; the plugin reports the timeout or the closed output
             if call.outcome == "error" and q == PATH_Q and refuses_path_queries(adapter, partial):
                 break   # not a cancel's doing: the same query uncancelled is refused too
-            fc_assert(call.outcome == "result", expected=f"a terminal result for search/code "
-                      f"{show(params)} after the cancel",
-                      got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
-                      why="a cancelled request still ends with a normal reply (cancel is "
-                      "advisory)")
-            read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
+            judge_cancelled_reply(call, params, what)
     # the adapter stays usable: a fresh search and a tree are answered as usual
     fresh = TERM_LINE if adapter.caps.code_search else PATH_Q
     _, err = attempt(search, adapter, fresh)
@@ -332,6 +327,18 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
               f"cancels", got=f"an error: {err.message}" if err else "",
               why="a cancel must not break later requests")
     tree(adapter, fx, ALPHA)
+
+
+def judge_cancelled_reply(call, params: dict, what: str) -> None:
+    """FC-045 on a search/code ``call`` cancelled in flight that has ended:
+    its terminal reply is a result object (an error, a timeout or a closed
+    output fails)."""
+    fc_assert(call.outcome == "result", expected=f"a terminal result for search/code "
+              f"{show(params)} after the cancel",
+              got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
+              why="a cancelled request still ends with a normal reply (cancel is "
+              "advisory)")
+    read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
 
 
 def refuses_path_queries(adapter, partial: bool) -> bool:

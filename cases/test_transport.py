@@ -95,34 +95,8 @@ def test_requests_in_flight_at_once(adapter, fx):
     calls = [adapter.call(method, params) for method, params in asks]
     for call in streams + calls:
         call.wait()
-    counts = replies_per_id(adapter, mark)
-    together = streams + calls
-    twice = [f"{c.method} #{c.id} answered {counts.get(c.id, 0)} times" for c in together
-             if counts.get(c.id, 0) > 1]
-    fc_assert(not twice, expected="one reply per request", got=listing(twice),
-              why="each request in flight is answered exactly once")
-    unanswered = [f"{c.method} #{c.id} ({c.outcome})" for c in together
-                  if c.outcome not in ("result", "error")]
-    fc_assert(not unanswered, expected="a reply to every request in flight",
-              got=listing(unanswered), why="requests in flight together are all answered")
-    differ, judged = [], 0
-    for call, (method, params) in zip(calls, asks):
-        if call.outcome != "result":
-            # An error under the request's own id (a backend may throttle
-            # requests in flight: rate_limited, §6.2) carries no content
-            # whose routing could be judged; a misrouted reply shows on the
-            # request whose content it carries.
-            continue
-        alone, err = try_request(adapter, method, params)
-        if err is not None:
-            continue   # what the request answers alone is another case's business
-        judged += 1
-        got = view(method, call.value)
-        if got != view(method, alone):
-            what = f"{method} {params.get('sha', params.get('repo'))}"[:60]
-            differ.append(f"#{call.id} {what}: {show(got[1], 50)}")
-    fc_assert(not differ, expected="each reply as the same request answers alone",
-              got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
+    judge_answered_once(replies_per_id(adapter, mark), streams + calls)
+    judged = judge_as_alone(adapter, calls, asks)
     errors = [f"{c.method} #{c.id}: {c.error.message!r}" for c in calls if c.outcome == "error"]
     answered = [s for s in streams if s.outcome == "result"]
     need(judged or answered,
@@ -145,6 +119,44 @@ def test_requests_in_flight_at_once(adapter, fx):
               got=listing(crossed, 2),
               why="a stream in flight beside other requests (another stream among them) "
                   "carries its own hits, under its own id")
+
+
+def judge_answered_once(counts: dict, together: list) -> None:
+    """FC-120 on requests written together (``counts``: replies_per_id since
+    before them): each is answered exactly once, and every one is answered."""
+    twice = [f"{c.method} #{c.id} answered {counts.get(c.id, 0)} times" for c in together
+             if counts.get(c.id, 0) > 1]
+    fc_assert(not twice, expected="one reply per request", got=listing(twice),
+              why="each request in flight is answered exactly once")
+    unanswered = [f"{c.method} #{c.id} ({c.outcome})" for c in together
+                  if c.outcome not in ("result", "error")]
+    fc_assert(not unanswered, expected="a reply to every request in flight",
+              got=listing(unanswered), why="requests in flight together are all answered")
+
+
+def judge_as_alone(adapter, calls: list, asks: list) -> int:
+    """FC-120: each result of ``calls`` (written together, ``asks`` their
+    (method, params)) says what the same request answers alone (``view``);
+    returns how many could be compared."""
+    differ, judged = [], 0
+    for call, (method, params) in zip(calls, asks):
+        if call.outcome != "result":
+            # An error under the request's own id (a backend may throttle
+            # requests in flight: rate_limited, §6.2) carries no content
+            # whose routing could be judged; a misrouted reply shows on the
+            # request whose content it carries.
+            continue
+        alone, err = try_request(adapter, method, params)
+        if err is not None:
+            continue   # what the request answers alone is another case's business
+        judged += 1
+        got = view(method, call.value)
+        if got != view(method, alone):
+            what = f"{method} {params.get('sha', params.get('repo'))}"[:60]
+            differ.append(f"#{call.id} {what}: {show(got[1], 50)}")
+    fc_assert(not differ, expected="each reply as the same request answers alone",
+              got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
+    return judged
 
 
 NO_CACHE = ("cache_dir", "cache_bytes")   # the v1.6 host's first initialize had neither

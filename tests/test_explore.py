@@ -7,9 +7,11 @@ explore are checked on hand-made replies. Then real `python3 run --explore`
 runs, a few at a time (they mostly wait on their adapters), the action's
 `explore` input among them: each explore
 mutant (tests/adapters/mutants_explore.py, green on every canonical case) is
-found with the default seed within a small budget, attributed to the case
-that owns its rule, and shrunk to a handful of files; the reference adapter
-runs clean over a few seeds, and so do two legal controls.
+found with the default seed within its examples (mutants_explore.py), attributed to
+the case that owns its rule, and shrunk to a handful of files (a page-sized
+fan-out counts as one shape); one finding's printed --replay runs on its
+drawn set; the reference adapter runs clean over a few seeds, and so do two
+legal controls.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from tests.test_packaging import _action_step   # action.yml read the one way
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "adapters" / "mutants_explore.py"
-BUDGET_S = 40          # each mutant run's budget (finding and shrinking)
 REFERENCE_SEEDS = (1, 2, 3)
 REFERENCE_EXAMPLES = 4
 REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cuts short is no error
@@ -41,7 +42,7 @@ REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cut
 # commit ids in the backend's own vocabulary, and a hosted forge's https URLs.
 CONTROLS = ("opaque-commit-ids", "https-urls")
 CONTROL_EXAMPLES = 12
-HANDFUL = 10           # files a shrunk drawn set may keep (besides a page's fan-out)
+HANDFUL = 10           # files a shrunk drawn set may keep (besides a page-sized fan-out)
 AT_ONCE = 3            # explore runs at a time
 RUN_TIMEOUT_S = 240
 
@@ -66,7 +67,11 @@ def _explore(out: Path, *options: str, adapter: list[str] | None = None) -> dict
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every explore run of this module, started together AT_ONCE at a time."""
-    jobs = {f"mutant:{s}": (("--budget", str(BUDGET_S)), [sys.executable, "-S", str(MUTANTS), s])
+    # each mutant: its measured count of examples with the default seed (not a
+    # budget: the same draws whatever the load); drawing stops at the first
+    # failure, which is shrunk for the runner's SHRINK_S
+    jobs = {f"mutant:{s}": (("--examples", str(EXPLORE[s].hooks.examples)),
+                            [sys.executable, "-S", str(MUTANTS), s])
             for s in EXPLORE}
     jobs.update({f"reference:{n}": (("--seed", str(n), "--examples", str(REFERENCE_EXAMPLES)),
                                     None) for n in REFERENCE_SEEDS})
@@ -207,11 +212,48 @@ def test_explore_finds_attributes_and_shrinks_each_explore_mutant(runs, switch):
     assert Path(evidence["drawn"]).is_dir() and Path(evidence["transcript"]).is_file()
     assert evidence["program"], "the shrunk program is shown"
     assert "reproduce: " in run["stdout"] and "--explore --seed" in rep["explore"]["reproduce"]
-    fan = 101 if any("/fan/f100" in f"/{p}" for p in evidence["files"]) else 21
-    kept = len(evidence["files"]) - (fan if switch == "tree-last-page-dropped" else 0)
+    assert evidence["replay"] in run["stdout"] and "--replay" in evidence["replay"]
+    kept = sum("/fan/" not in f"/{p}" for p in evidence["files"])   # a fan-out is one shape
     print(f"{switch}: {owner} at example {rep['explore']['first_failure_example']}, shrunk to "
           f"{len(evidence['program'])} requests on {len(evidence['files'])} files")
     assert kept <= HANDFUL, f"shrunk to {len(evidence['files'])} files: {evidence['files']}"
+
+
+# A finding whose replay against the mutant matches its recording, and against
+# the reference differs (the mutant's wrong reply): the printed replay works.
+REPLAYED = "partial-false-streams"
+
+
+def test_a_findings_transcript_replays_on_its_drawn_set(runs):
+    run = runs[f"mutant:{REPLAYED}"]
+    row = next(c for c in run["report"]["cases"] if c["outcome"] == "failed")
+    transcript = row["evidence"]["transcript"]
+    mutant = [sys.executable, "-S", str(MUTANTS), REPLAYED]
+    same = subprocess.run([sys.executable, str(ROOT / "run"), "--replay", transcript, "--", *mutant],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0 and "match the recording" in same.stdout, same.stdout + same.stderr
+    fixed = subprocess.run([sys.executable, str(ROOT / "run"), "--replay", transcript], cwd=ROOT,
+                           env=_env(), capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 1 and "$/partial" in fixed.stdout, fixed.stdout + fixed.stderr
+
+
+def test_a_findings_report_is_written_as_junit_and_html_by_the_cases_writers(runs, tmp_path):
+    """runner.write_reports (what --explore writes for --junit and --html):
+    the finding's owner a failed testcase with its sentence, every other case
+    passed or skipped, as the cases' reports show them."""
+    import xml.etree.ElementTree as ET
+
+    from cases.explore.runner import write_reports
+    rep = runs[f"mutant:{REPLAYED}"]["report"]
+    owner = next(iter(EXPLORE[REPLAYED].expected))
+    write_reports(rep, junit_path=tmp_path / "junit.xml", html_path=tmp_path / "report.html")
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    failed = [tc for tc in suite.iter("testcase") if tc.find("failure") is not None]
+    assert [tc.get("name").split()[0] for tc in failed] == [owner]
+    assert failed[0].find("failure").text.startswith(f"[{owner}]")
+    assert int(suite.get("tests")) == len(rep["cases"]) and suite.get("failures") == "1"
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "1 failed" in html and f'id="{owner}"' in html
 
 
 @pytest.mark.parametrize("n", REFERENCE_SEEDS)

@@ -19,6 +19,11 @@ case can call them later instead of its own copy:
   path's hostile characters are escaped (cases/test_listings.py checks
   only that a string comes back).
 
+Rules a case module judges in a function of its own are judged by that
+function: ``by_case(owner, judge, ...)`` runs it outside a case run and turns
+its failure (cases.api.CaseFailed) into a ``Violation`` of ``owner``; its
+warnings (SHOULDs) are not explore's business.
+
 The protocol monitor (wire/monitor.py, owners in cases/monitoring.py) judges
 every frame besides; explore hands its findings to their owners unchanged.
 """
@@ -48,6 +53,10 @@ LOG_CUT = registry.owner_of("log cuts are")
 BLOB_AT = registry.owner_of("blob_at replies are")
 WEB_URL = registry.owner_of("web URLs are")
 RESPAWN = registry.owner_of("serving after a respawn is")
+IN_FLIGHT = registry.owner_of("requests in flight at once are")
+CANCELLED = registry.owner_of("cancelled streams are")
+BLAME = registry.owner_of("blame replies are")
+CLONE_URL = registry.owner_of("clone URLs are")
 
 URL_HOSTILE = " #?%"     # what a path must not carry raw into a URL (RFC 3986)
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -70,6 +79,24 @@ class Violation:
         c = self.case
         return (f"[{c.id}] {c.title} ({c.spec}): {self.why}: expected {self.expected}; "
                 f"got {self.got}")
+
+
+def by_case(owner: str, judge, *args, **kwargs) -> Violation | None:
+    """``judge(*args, **kwargs)``, a case module's judge, outside a case run:
+    its failure as a Violation of ``owner`` (the case that owns the rule), or
+    None. What it warns is dropped: explore judges MUSTs only."""
+    import warnings
+
+    from cases.api import UNSET, CaseFailed
+    from cases.report import show
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            judge(*args, **kwargs)
+    except CaseFailed as exc:
+        told = lambda v: "(not said)" if v is UNSET else v if isinstance(v, str) else show(v)
+        return Violation(owner, exc.why, told(exc.expected), told(exc.got))
+    return None
 
 
 def _listing(items, n: int = SHOWN) -> str:

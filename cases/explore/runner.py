@@ -4,8 +4,9 @@ report.
 ``explore(settings, seed=..., budget_s=..., examples=..., folder=...)`` runs
 hypothesis over ``cases.explore.machine.Explore`` from a fixed seed, with the
 example database in ``folder/examples`` (a failure found once is tried first
-next time). It stops drawing new examples when the budget is spent (or after
-``examples``); a violation stops the drawing, and hypothesis shrinks the
+next time). It stops drawing new examples when the budget is spent (drawing
+rounds of ROUND_EXAMPLES from seeds ``seed``, ``seed + 1``, ...) or after
+``examples``; a violation stops the drawing, and hypothesis shrinks the
 drawn set and the program until the budget is spent, for ``SHRINK_S`` at
 least (with ``examples``: for ``SHRINK_S``). The smallest failing
 example of the first owner found is the finding: its program, the drawn set
@@ -14,11 +15,14 @@ example of the first owner found is the finding: its program, the drawn set
 
 ``main(settings, ...)`` is the CLI's side: it prints the verdict, writes the
 JSON report (the cases' top-level shape; one row per case explore judges)
-and returns the exit code (0 nothing found, 1 a violation, 2 cannot run).
+and, when asked (``junit_path``, ``html_path``), JUnit XML and HTML by the
+cases' writers, and returns the exit code (0 nothing found, 1 a violation,
+2 cannot run).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -36,12 +40,17 @@ DEFAULT_BUDGET_S = 60.0
 SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
+# Examples per hypothesis run within a budget: hypothesis spends the first tenth
+# of max_examples (at most 50) on minimal draws, so a budget runs rounds of this
+# many instead of one endless run.
+ROUND_EXAMPLES = 100
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 # The cases explore judges (a row each in its JSON report).
 JUDGED = tuple(sorted({J.COVERAGE, J.TYPING, J.CUT, J.BLOB, J.SAME_ID, J.SHARED_ID,
                        J.RESPAWN_ID, J.LINE, J.ONE_SHOT, J.STREAMED, J.REFS, J.LOG, J.LOG_CUT,
-                       J.BLOB_AT, J.WEB_URL, J.RESPAWN}))
+                       J.BLOB_AT, J.WEB_URL, J.RESPAWN, J.IN_FLIGHT, J.CANCELLED, J.BLAME,
+                       J.CLONE_URL}))
 
 
 @dataclass
@@ -63,6 +72,7 @@ class Context:
     shrink_s: float = 30.0
     examples: int = 0
     requests: int = 0
+    started: float = field(default_factory=time.monotonic)
     first_found_at: float | None = None
     first_owner: str | None = None
     failures: dict = field(default_factory=dict)     # owner -> Failure (smallest seen)
@@ -129,27 +139,33 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
     start = time.monotonic()
     ctx = Context(settings, temp, None if examples else start + budget_s, examples,
                   SHRINK_S if shrink_s is None else shrink_s)
-    machine = type("Explore", (Explore,), {"ctx": ctx})
-    machine = seeded(seed)(machine)
-    hs = hsettings(max_examples=examples or 1_000_000, deadline=None,
+    hs = hsettings(max_examples=examples or ROUND_EXAMPLES, deadline=None,
                    stateful_step_count=STEPS, suppress_health_check=list(HealthCheck),
                    database=DirectoryBasedExampleDatabase(str(folder / "examples")),
                    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
                    report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
-    try:
-        run_state_machine_as_test(machine, settings=hs)
-    except BudgetSpent:
-        pass
-    except Exception:   # noqa: BLE001  hypothesis re-raising what the context recorded
-        # ... or noticing that the example the budget cut short drew less than
-        # the same example did before (FlakyStrategyDefinition): not a finding
-        if not ctx.failures and not ctx.budget_spent:
-            raise
+    # Within a budget: rounds of ROUND_EXAMPLES (seeds seed, seed + 1, ...)
+    # until it is spent or a round finds something.
+    for round_ in itertools.count():
+        machine = seeded(seed + round_)(type("Explore", (Explore,), {"ctx": ctx}))
+        try:
+            run_state_machine_as_test(machine, settings=hs)
+        except BudgetSpent:
+            break
+        except Exception:   # noqa: BLE001  hypothesis re-raising what the context recorded
+            # ... or noticing that the example the budget cut short drew less than
+            # the same example did before (FlakyStrategyDefinition): not a finding
+            if not ctx.failures and not ctx.budget_spent:
+                raise
+            break
+        if examples or ctx.failures or ctx.budget_spent:
+            break
     return ctx
 
 
 def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
-         json_path: str | None) -> int:
+         json_path: str | None, junit_path: str | None = None,
+         html_path: str | None = None) -> int:
     """The CLI's --explore (options checked there): prints the verdict, writes
     the JSON report, returns the exit code. ``seed``: digits, "default" or
     "random"."""
@@ -184,10 +200,16 @@ def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
         command = " ".join(again)
         found = ctx.failures.get(ctx.first_owner) if ctx.first_owner else None
         evidence = write_evidence(found, folder) if found else None
+        if evidence is not None:
+            replay = [invocation.command(), "--replay", shlex.quote(evidence["transcript"])]
+            if not settings.reference:
+                replay += ["--", shlex.join(settings.adapter)]
+            evidence["replay"] = " ".join(replay)
         print(summary(ctx, found, evidence, number, took, command, folder), flush=True)
-        if json_path:
-            write_json(Path(json_path), ctx, found, evidence, number, budget, examples, took,
-                       command, folder, settings)
+        if json_path or junit_path or html_path:
+            rep = build_report(ctx, found, evidence, number, budget, examples, took, command,
+                               folder, settings)
+            write_reports(rep, json_path=json_path, junit_path=junit_path, html_path=html_path)
         return EXIT_FAILED if found else EXIT_OK
     finally:
         shutil.rmtree(temp, ignore_errors=True)
@@ -232,13 +254,30 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
               f"{folder / 'drawn.json'})",
               f"the wire transcript: {evidence['transcript']}",
               f"the example database: {folder / 'examples'} (tried first next time)",
-              f"first failure at example {ctx.first_failure_example}",
-              f"reproduce: {command}"]
+              f"first failure at example {ctx.first_failure_example}, after "
+              f"{ctx.first_found_at - ctx.started:.1f} s",
+              f"reproduce: {command}",
+              f"replay the transcript on the drawn set: {evidence['replay']}"]
     return "\n".join(lines)
 
 
-def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples, took, command,
-               folder, settings) -> None:
+def write_reports(rep: dict, *, json_path=None, junit_path=None, html_path=None) -> None:
+    """The report as JSON, JUnit XML and single-file HTML, written by the
+    cases' own writers (cases/report.py, cases/html_report.py)."""
+    from cases import html_report, report
+    if json_path:
+        Path(json_path).write_text(json.dumps(rep, indent=1, ensure_ascii=False) + "\n",
+                                   encoding="utf-8")
+    if junit_path:
+        report.write_junit(Path(junit_path), rep)
+    if html_path:
+        html_report.write(Path(html_path), rep, {})
+
+
+def build_report(ctx: Context, found, evidence, seed, budget, examples, took, command,
+                 folder, settings) -> dict:
+    """The cases' top-level report shape: one row per case (judged ones
+    passed, the finding's owner failed, the rest skipped) and an explore member."""
     from cases import invocation, registry
     from cases.report import PROTOCOL
     rows = []
@@ -261,7 +300,9 @@ def write_json(path: Path, ctx: Context, found, evidence, seed, budget, examples
               "explore": {"seed": seed, "budget_s": None if examples else budget,
                           "max_examples": examples, "examples": ctx.examples,
                           "requests": ctx.requests, "first_failure_example":
-                          ctx.first_failure_example, "database": str(folder / "examples"),
+                          ctx.first_failure_example, "first_failure_s": None
+                          if ctx.first_found_at is None else
+                          round(ctx.first_found_at - ctx.started, 2), "database": str(folder / "examples"),
                           "reproduce": command},
               "cases": rows}
-    path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report

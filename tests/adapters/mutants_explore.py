@@ -31,18 +31,25 @@ _register = registrar(EXPLORE)
 PAGE = 20
 
 
-def explore(switch: str, owner: str, rule: str):
+# Examples tests/test_explore.py draws for a mutant with the default seed. A
+# count, not a budget, so the verdict does not hang on the machine's load;
+# hypothesis sizes its early draws by the count, so each mutant's is the one
+# measured to find it (README "How it is proven").
+EXAMPLES = 40
+
+
+def explore(switch: str, owner: str, rule: str, examples: int = EXAMPLES):
     """Register an explore mutant: ``owner`` is the case its drawn shape fails."""
     def add(cls):
-        cls.rule, cls.owner = rule, owner
+        cls.rule, cls.owner, cls.examples = rule, owner, examples
         return _register(switch, owner)(cls)
     return add
 
 
 @explore("lines-splitlines", "FC-031", "§3.13: line is the real 1-based line (split on \\n only)")
 class LinesSplitlines(HitsEdit):
-    """Search hit lines are counted with str.splitlines(), so a \\r, a form feed or another
-    Unicode line break before the match moves the line.
+    """Search hit lines (streamed and one-shot) are counted with str.splitlines(), so a \\r, a
+    form feed or another Unicode line break before the match moves the line.
 
     Hides on: the canonical fixture, where no file a search term lands in has any line break
     but \\n before the term."""
@@ -61,6 +68,12 @@ class LinesSplitlines(HitsEdit):
             if needle in line.lower():
                 hit["line"] = n
                 return
+
+    def reply(self, proxy, req, msg):
+        result = msg.get("result")
+        if req is not None and req.method == "search/code" and isinstance(result, dict):
+            self._hits(result.get("items"))
+        return msg
 
     def start(self, proxy):
         self.proxy = proxy
@@ -83,7 +96,7 @@ class WebUrlUnescaped(ResultEdit):
 
 
 @explore("tree-last-page-dropped", "FC-020",
-         "§3.3: one entry per path (the adapter aggregates the backend's pages)")
+         "§3.3: one entry per path (the adapter aggregates the backend's pages)", examples=100)
 class TreeLastPageDropped(ResultEdit):
     """repo/tree drops a directory's last backend page when it holds one entry (a directory of
     21, 41, ... entries loses its last one), with truncated false.
@@ -139,6 +152,125 @@ class DefaultBranchMain(Hooks):
                 and params.get("ref") is None and is_git(proxy, params.get("repo"))):
             params["ref"] = "main"
         return msg
+
+
+@explore("partial-false-streams", "FC-046",
+         "§5.1: $/partial only for a request that opted in (partial: true)")
+class PartialFalseStreams(Hooks):
+    """search/code streams whenever its params carry a partial member, false included: a
+    one-shot search sent with partial false gets $/partial batches and a reply without items.
+
+    Hides on: the canonical cases, which send partial true or leave it out."""
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        if (req is not None and req.method == "search/code" and isinstance(params, dict)
+                and params.get("partial") is False):
+            params["partial"] = True
+        return msg
+
+
+@explore("stream-exact-fill-truncated", "FC-042",
+         "§5.3: a streamed reply's truncated is true only when a matching file was left out")
+class StreamExactFillTruncated(Hooks):
+    """A streamed search whose hits exactly fill its limit ends with truncated true (the
+    adapter stops at the limit without looking one hit further), although nothing was cut.
+
+    Hides on: the canonical streams, whose limits are never exactly their number of hits."""
+
+    def partial(self, proxy, req, msg):
+        if req is not None:
+            items = (msg.get("params") or {}).get("items")
+            req.state["hits"] = req.state.get("hits", 0) + (len(items) if isinstance(items, list)
+                                                            else 0)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        result = msg.get("result")
+        if (req is not None and req.method == "search/code" and req.streaming
+                and isinstance(result, dict) and req.state.get("hits", 0)
+                and req.state.get("hits") == req.params.get("limit")):
+            result["truncated"] = True
+        return msg
+
+
+# The requests in flight together an adapter's slot table holds (FC-120 sends
+# eight: three streams and five requests).
+SLOTS = 8
+
+
+@explore("ninth-in-flight-misrouted", "FC-120",
+         "§7.4: requests in flight are each answered with their own reply")
+class NinthInFlightMisrouted(Hooks):
+    """A request arriving while eight others are in flight takes the slot of the oldest one of
+    its method in a table of eight: it is answered, under its own id, with the result that slot
+    held.
+
+    Hides on: FC-120, which has eight requests in flight at once, never nine."""
+
+    def __init__(self):
+        self.results: dict = {}
+
+    def request(self, proxy, req, msg):
+        if req is not None and len(proxy.requests) > SLOTS:
+            same = [i for i, r in proxy.requests.items() if i != req.id and r.method == req.method]
+            if same:
+                req.state["slot"] = min(same)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is None or "result" not in msg:
+            return msg
+        self.results[req.id] = msg["result"]
+        slot = req.state.get("slot")
+        if slot in self.results:
+            msg["result"] = self.results[slot]
+        return msg
+
+
+@explore("cancel-scoped-error", "FC-045",
+         "§5.4: a cancelled request still ends with a normal reply")
+class CancelScopedError(Hooks):
+    """A repo:-scoped search/code cancelled in flight is answered with an error (its scan's
+    abort surfaces as a failure) instead of a result.
+
+    Hides on: FC-045, which cancels unscoped searches only."""
+
+    def reply(self, proxy, req, msg):
+        if (req is not None and req.method == "search/code" and req.cancelled
+                and str(req.params.get("q", "")).startswith("repo:")):
+            return {"jsonrpc": "2.0", "id": msg.get("id"),
+                    "error": {"code": 1, "message": "search aborted", "data": {"kind": "provider"}}}
+        return msg
+
+
+@explore("blame-unterminated-last-line", "FC-098",
+         "§3.8: blame ranges cover every line of the file once")
+class BlameUnterminatedLastLine(ResultEdit):
+    """repo/blame at ref null counts a file's lines as its newlines: the last line of a file
+    that does not end in a newline is left out of the ranges.
+
+    Hides on: the canonical vcs repository, whose files all end in a newline."""
+
+    method = "repo/blame"
+
+    def edit(self, proxy, req, result):
+        ranges = result.get("ranges")
+        params = req.params
+        if not ranges or params.get("ref") is not None or not isinstance(ranges[-1], dict):
+            return
+        try:
+            with open(os.path.join(proxy.fixture, repo_name(params.get("repo")),
+                                   str(params.get("path"))), "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        last = ranges[-1]
+        if data.endswith(b"\n") or not isinstance(last.get("end_line"), int):
+            return
+        last["end_line"] -= 1
+        if last["end_line"] < last.get("start_line", 1):
+            ranges.pop()
 
 
 if __name__ == "__main__":
