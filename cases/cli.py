@@ -129,10 +129,11 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
             raise UsageError("--seed, --budget and --examples go with --explore")
         return None
     if extra or args.case or args.group or args.list or args.replay or args.rerun_failed:
-        raise UsageError("--explore takes only --seed, --budget or --examples, --json and an "
-                         "adapter after `--`")
-    if args.json == "-":
-        raise UsageError("--json needs a PATH")
+        raise UsageError("--explore takes only --seed, --budget or --examples, --json, --junit, "
+                         "--html and an adapter after `--`")
+    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--html", args.html)):
+        if value == "-":
+            raise UsageError(f"{flag} needs a PATH")
     if args.budget is not None and args.examples is not None:
         raise UsageError("--budget and --examples exclude each other")
     if args.budget is not None and not args.budget > 0:
@@ -149,7 +150,7 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
     previous = stopping.catch()   # the adapter's tree and the drawn sets go first
     try:
         return runner.main(settings, seed=seed, budget_s=args.budget, examples=args.examples,
-                           json_path=args.json)
+                           json_path=args.json, junit_path=args.junit, html_path=args.html)
     except KeyboardInterrupt:
         return stopping.interrupted()
     finally:

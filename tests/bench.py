@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests import bench_explore  # noqa: E402
 from tests.mock_peer import bench_lines  # noqa: E402
 from wire import Provider, Transcript  # noqa: E402
 
@@ -592,6 +593,7 @@ COMMANDS = {
     "pace": (cmd_pace, pace_args,
              "a slow but legal streamer: the run's wall time against the stated bound"),
 }
+COMMANDS.update(bench_explore.COMMANDS)   # explore, explore-controls (tests/bench_explore.py)
 
 
 def main(argv=None) -> int:

@@ -54,14 +54,15 @@ def _env() -> dict[str, str]:
 
 def _explore(out: Path, *options: str, adapter: list[str] | None = None) -> dict:
     report = out / "report.json"
-    argv = [sys.executable, str(ROOT / "run"), "--explore", *options, "--json", str(report)]
+    argv = [sys.executable, str(ROOT / "run"), "--explore", *options, "--json", str(report),
+            "--junit", str(out / "junit.xml"), "--html", str(out / "report.html")]
     if adapter:
         argv += ["--", *adapter]
     proc = subprocess.run(argv, cwd=ROOT, env=_env(), capture_output=True, text=True,
                           timeout=RUN_TIMEOUT_S)
     return {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
             "report": json.loads(report.read_text()) if report.exists() else None,
-            "folder": out / "report.explore"}
+            "folder": out / "report.explore", "out": out}
 
 
 @pytest.fixture(scope="module")
@@ -237,22 +238,21 @@ def test_a_findings_transcript_replays_on_its_drawn_set(runs):
     assert fixed.returncode == 1 and "$/partial" in fixed.stdout, fixed.stdout + fixed.stderr
 
 
-def test_a_findings_report_is_written_as_junit_and_html_by_the_cases_writers(runs, tmp_path):
-    """runner.write_reports (what --explore writes for --junit and --html):
-    the finding's owner a failed testcase with its sentence, every other case
-    passed or skipped, as the cases' reports show them."""
+def test_a_findings_report_is_written_as_junit_and_html_by_the_cases_writers(runs):
+    """`--explore --junit --html`: the finding's owner a failed testcase with
+    its sentence, every other case passed or skipped, as the cases' reports
+    show them."""
     import xml.etree.ElementTree as ET
 
-    from cases.explore.runner import write_reports
-    rep = runs[f"mutant:{REPLAYED}"]["report"]
+    run = runs[f"mutant:{REPLAYED}"]
+    rep, out = run["report"], run["out"]
     owner = next(iter(EXPLORE[REPLAYED].expected))
-    write_reports(rep, junit_path=tmp_path / "junit.xml", html_path=tmp_path / "report.html")
-    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
     failed = [tc for tc in suite.iter("testcase") if tc.find("failure") is not None]
     assert [tc.get("name").split()[0] for tc in failed] == [owner]
     assert failed[0].find("failure").text.startswith(f"[{owner}]")
     assert int(suite.get("tests")) == len(rep["cases"]) and suite.get("failures") == "1"
-    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
     assert "1 failed" in html and f'id="{owner}"' in html
 
 

@@ -88,7 +88,7 @@ def by_case(owner: str, judge, *args, **kwargs) -> Violation | None:
     import warnings
 
     from cases.api import UNSET, CaseFailed
-    from cases.report import show
+    from cases.api import show
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
