@@ -176,45 +176,49 @@ def test_proxy_applies_its_hook_and_exits_on_eof(tmp_path):
         proc.wait()
 
 
-def test_a_forked_child_that_outlives_its_deadline_says_timeout(tmp_path):
-    """The proxy ends a child that is still running EOF_GRACE_S after stdin
-    EOF; _Forked.wait says so with TimeoutError (subprocess, which a Popen's
-    TimeoutExpired would need, stays unimported at a test adapter's start),
-    and after kill() the child is gone."""
+def test_a_reference_loop_that_outlives_the_eof_grace_ends_as_killed(tmp_path):
+    """The proxy ends the process EOF_GRACE_S after stdin EOF when the
+    reference's loop has not returned by then, with 137 (128 + SIGKILL), the
+    status of the killed process it stands for."""
     import subprocess
     import sys
 
     (tmp_path / "plain").mkdir()
-    script = ("import sys; sys.path.insert(0, sys.argv[1])\n"
-              "from tests.adapters.proxy import _Forked\n"
-              "child = _Forked.start([sys.argv[2]])\n"
-              "assert child is not None\n"
-              "try:\n"
-              "    child.wait(timeout=0.05)   # stdin still open: the reference serves on\n"
-              "except TimeoutError:\n"
-              "    pass\n"
-              "else:\n"
-              "    raise SystemExit('no timeout')\n"
-              "child.kill()\n"
-              "print(child.wait(timeout=5), 'subprocess' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-S", "-c", script, str(gate.REPO), str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["-9", "False"]
+    script = ("import sys, threading; sys.path.insert(0, sys.argv[1])\n"
+              "from tests.adapters import proxy\n"
+              "proxy.EOF_GRACE_S = 0.2\n"
+              "class Stuck(proxy.Proxy):\n"
+              "    def _serve(self):\n"
+              "        threading.Event().wait()   # a loop that never returns\n"
+              "Stuck(proxy.Hooks(), [sys.argv[2]]).run()\n")
+    proc = subprocess.Popen([sys.executable, "-S", "-c", script, str(gate.REPO), str(tmp_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 137
+        assert b"still runs" in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
 
 
-def test_proxy_death_takes_the_child_with_it(tmp_path):
+def test_the_reference_runs_inside_the_adapter_process(tmp_path):
+    """One process a spawn: the hooks and the reference's loop share it (no
+    python child), and a SIGKILL of it leaves nothing behind."""
     import psutil
 
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_bytes(b"a\n")
     proc = _proxy("name-number", tmp_path)
     try:
-        assert _ask(proc, 1, "initialize", {"protocol": 1})["result"]["protocol"] == 1
+        assert _ask(proc, 1, "initialize", {"protocol": 1})["result"]["name"] == 42
+        assert _ask(proc, 2, "repo/tree", {"repo": "local/plain", "ref": None})["result"]["entries"]
         children = psutil.Process(proc.pid).children(recursive=True)
-        assert children, "the reference runs as the proxy's child"
+        assert not [c for c in children if "python" in c.name()], children
         proc.kill()
         proc.wait()
         gone, alive = psutil.wait_procs(children, timeout=10)
-        assert not alive, f"children outlived the proxy: {alive}"
+        assert not alive, f"children outlived the adapter: {alive}"
     finally:
         proc.kill()
         proc.wait()

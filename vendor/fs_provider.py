@@ -1865,7 +1865,10 @@ class Server:
 
 # -- main ----------------------------------------------------------------------------
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, inp=None, out=None) -> int:
+    """Serve the folder named in ``argv`` on ``inp`` / ``out`` (binary streams
+    with readline, and write and flush; stdin and stdout when not given) until
+    ``inp`` ends. Returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     if args in (["-h"], ["--help"]):
         sys.stdout.write(USAGE)
@@ -1879,7 +1882,8 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(root):
         sys.stderr.write(f"fs_provider: {root!r} is not a directory\n\n{USAGE}")
         return 2
-    server = Server(Catalog(root), sys.stdin.buffer, sys.stdout.buffer)
+    server = Server(Catalog(root), sys.stdin.buffer if inp is None else inp,
+                    sys.stdout.buffer if out is None else out)
     try:
         server.serve()
     except KeyboardInterrupt:

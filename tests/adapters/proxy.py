@@ -1,34 +1,37 @@
-"""A line proxy in front of the reference adapter, with hooks.
+"""A line proxy around the reference adapter, with hooks.
 
-Every test adapter of this package is ``vendor/fs_provider.py`` running as a
-child of this proxy. The proxy pumps host->child lines through the request
-and notification hooks and child->host lines through the reply and partial
-hooks; a hook may rewrite a message, drop it (return None), delay it (sleep:
-the pump is ordered, so everything behind it waits too, which is what a slow
-adapter looks like on the wire), duplicate it, inject lines, answer the host
-itself, or ask the child a private question (``call_child``).
+Every test adapter of this package is ``vendor/fs_provider.py`` behind this
+proxy, in one process: the reference's own loop (its ``main``) reads and
+writes two in-memory streams, and the proxy pumps host->reference lines
+through the request and notification hooks and reference->host lines
+through the reply and partial hooks; a hook may rewrite a message, drop it
+(return None), delay it (sleep: each pump is ordered, so everything behind
+it waits too, which is what a slow adapter looks like on the wire),
+duplicate it, inject lines, answer the host itself, or ask the reference a
+private question (``call_child``).
 
 The proxy remembers every host request (id, method, params, whether it
 streams, whether the host cancelled it) until its reply has gone out, so a
 reply or partial hook knows what it answers.
 
-Process rules: the child's stderr is the proxy's stderr; stdin EOF is passed
-on; the proxy exits with the child's status when the child's output ends; the
-child gets SIGKILL if the proxy dies (PR_SET_PDEATHSIG); and nothing but
-protocol lines reaches stdout (fd 1 is pointed at stderr at start, the
-protocol goes through a private duplicate). On Linux the child is forked
-from the proxy after importing the reference, not exec'd (``_Forked``).
+Process rules: the reference's notes go to stderr; stdin EOF ends the
+reference's input, and the process exits with the reference's status once
+its loop has returned and its last line has been through the hooks (or with
+137, as a killed process, when that takes over EOF_GRACE_S); SIGTERM and
+SIGINT end it at once (143, 130); and nothing but protocol lines reaches
+stdout (fd 1 is pointed at stderr at start, the protocol goes through a
+private duplicate). One process a spawn, not a proxy and a child: about 30
+adapter processes start per run of the mutant matrix.
 
-Stdlib only, and kept small: an adapter process is started for every case
-group of every run of the mutant matrix.
+Stdlib only, and kept small for the same reason.
 """
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import json
 import os
+import queue
 import signal
 import sys
 import threading
@@ -40,8 +43,8 @@ import threading
 # below are names for the reader only.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 REFERENCE = os.path.join(REPO, "vendor", "fs_provider.py")
-PRIVATE_ID_BASE = 1 << 40        # ids of the proxy's own questions to the child
-EOF_GRACE_S = 5.0                # after stdin EOF, the child's time to exit by itself
+PRIVATE_ID_BASE = 1 << 40        # ids of the proxy's own questions to the reference
+EOF_GRACE_S = 5.0                # after stdin EOF, the reference's time to end its loop
 
 
 def dumps(msg: Any) -> bytes:
@@ -69,13 +72,13 @@ class Request:
 class Hooks:
     """The do-nothing hook set; subclasses override what they change.
 
-    Each hook gets the proxy, the remembered Request (None when the child
+    Each hook gets the proxy, the remembered Request (None when the reference
     answers an id the proxy never saw) and the parsed message, and returns the
     message to forward (possibly rewritten) or None to drop it.
     """
 
     def start(self, proxy: "Proxy") -> None:
-        """Called once, after the child is spawned and before any line."""
+        """Called once, before any line (and before the reference loads)."""
 
     def request(self, proxy: "Proxy", req: Request, msg: dict) -> dict | None:
         return msg
@@ -121,141 +124,53 @@ class Chain(Hooks):
         return self._pipe("partial", proxy, req, msg)
 
 
-def _die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when the proxy dies (Linux)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
-    except Exception:
+def _load_reference():
+    """The reference as a module of this process (byte-compiled once, then cached)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fs_provider", REFERENCE)
+    reference = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = reference    # its classes look their module up
+    spec.loader.exec_module(reference)
+    return reference
+
+
+class _Output:
+    """The reference's stdout: each write goes, as it came, to the reply pump."""
+
+    def __init__(self, lines: queue.SimpleQueue):
+        self._lines = lines
+
+    def write(self, data: bytes) -> int:
+        self._lines.put(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
         pass
 
 
-def _close_fds_above_2() -> None:
-    try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        fds = list(range(3, 1024))
-    for fd in fds:
-        if fd > 2:
-            try:
-                os.close(fd)
-            except OSError:
-                pass                          # the listing's own fd, already closed
+class _Input:
+    """The reference's stdin: the lines the request pump (and send_child) hand it."""
 
+    def __init__(self, lines: queue.SimpleQueue):
+        self._lines = lines
 
-class _Forked:
-    """The reference as a forked child of the proxy: the part of Popen the proxy uses.
-
-    An exec'd child pays again for the interpreter, for compiling the
-    1,300-line script and for the stdlib modules the proxy has already
-    imported: about a third of every adapter spawn of the mutant matrix. So
-    the proxy imports the reference once and forks before any thread exists;
-    the child gets the pipes as fds 0 and 1, fd 2 (the proxy's stderr), no
-    other fd, SIGKILL when the proxy dies, and exits with main()'s status
-    after flushing, as ``python fs_provider.py`` would. Linux only (pidfd for
-    waits with a deadline); elsewhere start() returns None and the proxy
-    execs the reference as before.
-    """
-
-    def __init__(self, pid: int, stdin, stdout):
-        self.pid, self.stdin, self.stdout = pid, stdin, stdout
-        self.returncode: int | None = None
-        self._lock = threading.Lock()
-        self._pidfd = os.pidfd_open(pid)
-
-    @classmethod
-    def start(cls, args: list[str]) -> "_Forked | None":
-        if not (hasattr(os, "fork") and hasattr(os, "pidfd_open")) or threading.active_count() > 1:
-            return None
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("fs_provider", REFERENCE)
-        reference = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = reference    # dataclasses look their module up
-        spec.loader.exec_module(reference)    # byte-compiled once, then cached
-        to_child, from_host = os.pipe()
-        from_child, to_host = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        import gc
-
-        gc.freeze()    # the collector then never touches (and copies) the pages both share
-        pid = os.fork()
-        if pid == 0:
-            cls._run_child(reference, args, to_child, to_host)
-        os.close(to_child)
-        os.close(to_host)
-        try:
-            return cls(pid, os.fdopen(from_host, "wb"), os.fdopen(from_child, "rb"))
-        except OSError:                       # no pidfd on this kernel: undo, exec instead
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(from_host)
-            os.close(from_child)
-            return None
-
-    @staticmethod
-    def _run_child(reference, args: list[str], stdin_fd: int, stdout_fd: int) -> None:
-        code = 1
-        try:
-            _die_with_parent()
-            os.dup2(stdin_fd, 0)
-            os.dup2(stdout_fd, 1)
-            _close_fds_above_2()              # as close_fds: nothing of the proxy's leaks in
-            code = reference.main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:
-                    pass
-            os._exit(code if isinstance(code, int) else 1)
-
-    def _reap(self) -> None:
-        with self._lock:
-            if self.returncode is None:
-                _pid, status = os.waitpid(self.pid, 0)
-                self.returncode = os.waitstatus_to_exitcode(status)
-                os.close(self._pidfd)
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            import select
-
-            if select.select([self._pidfd], [], [], 0)[0]:
-                self._reap()
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        import select
-
-        if self.returncode is None:
-            try:
-                ready = select.select([self._pidfd], [], [], timeout)[0]
-            except (OSError, ValueError):     # the other pump reaped it meanwhile
-                ready = [True]
-            if not ready:
-                raise TimeoutError(f"{REFERENCE} still running after {timeout} s")
-            self._reap()
-        return self.returncode
-
-    def kill(self) -> None:
-        with self._lock:
-            if self.returncode is None:       # not reaped, so the pid is still ours
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+    def readline(self) -> bytes:
+        return self._lines.get()
 
 
 class Proxy:
-    """Runs the reference adapter as a child and pumps lines through hooks."""
+    """Runs the reference adapter in this process and pumps its lines through hooks.
+
+    Three threads: the main thread runs the reference's own loop (its
+    ``main``, reading and writing the in-memory streams above); the request
+    pump reads the host's lines from stdin, applies the request and
+    notification hooks and hands what they return to the reference; the reply
+    pump takes the reference's output lines in order, applies the reply and
+    partial hooks and writes what they return to the host. Each pump is
+    ordered, so a hook that sleeps holds everything behind it, as a pipe
+    between two processes did.
+    """
 
     def __init__(self, hooks: Hooks, args: list[str]):
         self.hooks = hooks
@@ -269,7 +184,10 @@ class Proxy:
         self._private: dict[int, Callable[[dict], None]] = {}
         self._private_ids = itertools.count(PRIVATE_ID_BASE)
         self._out = None
-        self.child: subprocess.Popen | None = None
+        self._to_reference = queue.SimpleQueue()     # lines for the reference's loop
+        self._from_reference = queue.SimpleQueue()   # the reference's writes; None: it ended
+        self._input_open = True
+        self._served = threading.Event()              # the reference's loop has returned
 
     # ------------------------------------------------------------------ output
 
@@ -294,13 +212,11 @@ class Proxy:
             self.requests.pop(msg.get("id"), None)
 
     def send_child(self, msg: Any) -> None:
+        """Hand one line to the reference (dropped once the host's input has ended)."""
         data = msg if isinstance(msg, bytes) else dumps(msg)
         with self._child_lock:
-            try:
-                self.child.stdin.write(data)
-                self.child.stdin.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                pass      # the child is gone; its EOF ends the proxy
+            if self._input_open:
+                self._to_reference.put(data)
 
     def reply(self, req: Request, result: Any) -> None:
         self.send_host({"jsonrpc": "2.0", "id": req.id, "result": result})
@@ -315,8 +231,8 @@ class Proxy:
         self.send_host({"jsonrpc": "2.0", "id": req.id, "error": err})
 
     def call_child(self, method: str, params: dict, on_reply: Callable[[dict], None]) -> None:
-        """Ask the child a question of the proxy's own; ``on_reply(msg)`` runs in
-        the pump thread when the answer arrives (it must not block on the child)."""
+        """Ask the reference a question of the proxy's own; ``on_reply(msg)`` runs
+        in the reply pump when the answer arrives (it must not wait on the reference)."""
         pid = next(self._private_ids)
         self._private[pid] = on_reply
         self.send_child({"jsonrpc": "2.0", "id": pid, "method": method, "params": params})
@@ -338,21 +254,34 @@ class Proxy:
     # ------------------------------------------------------------------ pumps
 
     @staticmethod
-    def _lines(stream, forward: Callable[[bytes], None]):
-        """The JSON objects read from ``stream``; any other line (junk, invalid
-        UTF-8, arrays...) is forwarded as it came, untouched by hooks."""
-        for line in iter(stream.readline, b""):
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                msg = None
-            if isinstance(msg, dict):
-                yield msg
+    def _lines(chunks, forward: Callable[[bytes], None]):
+        """The JSON objects among the lines of ``chunks`` (bytes, each one or more
+        whole lines, or a piece of one); any other line (junk, invalid UTF-8,
+        arrays...) is forwarded as it came, untouched by hooks."""
+        pending = b""
+        for chunk in chunks:
+            if pending:
+                chunk, pending = pending + chunk, b""
+            if chunk.count(b"\n") > 1 or not chunk.endswith(b"\n"):
+                lines = chunk.split(b"\n")
+                pending = lines.pop()
+                lines = [line + b"\n" for line in lines]
             else:
-                forward(line if line.endswith(b"\n") else line + b"\n")
+                lines = (chunk,)
+            for line in lines:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    msg = None
+                if isinstance(msg, dict):
+                    yield msg
+                else:
+                    forward(line)
+        if pending:
+            yield from Proxy._lines((pending + b"\n",), forward)
 
     def _host_to_child(self) -> None:
-        for msg in self._lines(sys.stdin.buffer, self.send_child):
+        for msg in self._lines(iter(sys.stdin.buffer.readline, b""), self.send_child):
             if "id" in msg and "method" in msg and _usable(msg["id"]):
                 req = Request(msg["id"], msg["method"], msg.get("params"))
                 if req.method == "initialize":
@@ -367,22 +296,18 @@ class Proxy:
                 out = self.hooks.notification(self, msg)
             if out is not None:
                 self.send_child(out)
-        # stdin EOF: pass it on; the child's exit ends the proxy. The reference
-        # need not exit on EOF, so it gets a grace period and then SIGKILL.
+        # stdin EOF: the reference's input ends; it finishes the work in hand
+        # and its loop returns. It need not end on EOF, so past a grace
+        # period the process ends as a killed one would (128 + SIGKILL).
         with self._child_lock:
-            try:
-                self.child.stdin.close()
-            except OSError:
-                pass
-        # _Forked says TimeoutError, a Popen (which imported subprocess) its own
-        popen = sys.modules.get("subprocess")
-        try:
-            self.child.wait(timeout=EOF_GRACE_S)
-        except (TimeoutError, *((popen.TimeoutExpired,) if popen else ())):
-            self.child.kill()
+            self._input_open = False
+            self._to_reference.put(b"")
+        if not self._served.wait(EOF_GRACE_S):
+            self.log(f"the reference still runs {EOF_GRACE_S:g} s after stdin EOF: killed")
+            self._shutdown(128 + signal.SIGKILL)
 
     def _child_to_host(self) -> None:
-        for msg in self._lines(self.child.stdout, self.send_host):
+        for msg in self._lines(iter(self._from_reference.get, None), self.send_host):
             if "id" in msg:
                 rid = msg["id"] if _usable(msg["id"]) else None
                 callback = self._private.pop(rid, None)
@@ -399,25 +324,22 @@ class Proxy:
                 out = msg
             if out is not None:
                 self.send_host(out)
-        code = self.child.wait()
-        self._shutdown(code if code >= 0 else 128 - code)
 
-    def _exec_child(self) -> subprocess.Popen:
-        # the child gets the proxy's -S (the reference is stdlib-only; skipping
-        # site's .pth processing halves the start of every adapter spawn)
-        import subprocess
-        flags = ["-S"] if sys.flags.no_site else []
-        return subprocess.Popen(
-            [sys.executable, *flags, str(REFERENCE), *self.args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-            preexec_fn=_die_with_parent)
+    def _serve(self) -> int:
+        """The reference's loop, as its own ``main`` runs it; its exit status."""
+        try:
+            code = _load_reference().main(list(self.args), _Input(self._to_reference),
+                                          _Output(self._from_reference))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        return code if isinstance(code, int) else 1
 
     def _shutdown(self, code: int) -> None:
-        try:
-            if self.child is not None and self.child.poll() is None:
-                self.child.kill()
-        except OSError:
-            pass
         try:
             sys.stderr.flush()
         except Exception:
@@ -425,7 +347,7 @@ class Proxy:
         os._exit(code)
 
     def _pump(self, body: Callable[[], None]) -> None:
-        """Run a pump; a hook that raises ends the proxy loudly (traceback on
+        """Run a pump; a hook that raises ends the process loudly (traceback on
         stderr, exit 70) rather than leaving the host waiting on a dead pump."""
         try:
             body()
@@ -439,17 +361,19 @@ class Proxy:
         # fd 1 now goes to stderr: a stray print can never corrupt the protocol.
         self._out = os.fdopen(os.dup(1), "wb", buffering=0)
         os.dup2(2, 1)
-        self.child = _Forked.start(self.args) or self._exec_child()
         signal.signal(signal.SIGTERM, lambda *_: self._shutdown(143))
+        signal.signal(signal.SIGINT, lambda *_: self._shutdown(130))
         self.hooks.start(self)
-        pump = threading.Thread(target=self._pump, args=(self._child_to_host,),
-                                name="child-to-host", daemon=True)
-        pump.start()
-        try:
-            self._pump(self._host_to_child)
-        except KeyboardInterrupt:
-            self._shutdown(130)
-        pump.join()
+        replies = threading.Thread(target=self._pump, args=(self._child_to_host,),
+                                   name="reference-to-host", daemon=True)
+        replies.start()
+        threading.Thread(target=self._pump, args=(self._host_to_child,),
+                         name="host-to-reference", daemon=True).start()
+        code = self._serve()
+        self._served.set()
+        self._from_reference.put(None)     # its output ends: the reply pump drains it
+        replies.join()
+        self._shutdown(code)
 
 
 def main(hooks: Hooks, argv: list[str] | None = None) -> None:

@@ -153,10 +153,6 @@ def serve(hooks, rest: list[str], *, stay: bool = False, on_eof=None) -> None:
             block_forever()
 
         def _shutdown(self, code):       # where the proxy would exit: stay
-            try:
-                self.child.kill()
-            except OSError:
-                pass
             block_forever()
 
     Staying(Chain(IgnoreTerm(), hooks), rest).run()
