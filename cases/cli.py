@@ -44,7 +44,7 @@ from pathlib import Path
 
 from cases import invocation, registry, release, stopping
 from cases.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, PROG, UsageError, say
-from cases.invocation import REPO_ROOT
+from cases.settings import REPO_ROOT
 from cases.stopping import LEFTOVERS
 
 

@@ -7,19 +7,19 @@ that start the suite the same way from the user's current directory: every
 rerun line and the usage text use it. The version comes from pyproject.toml
 in a checkout and from the installed distribution's metadata otherwise.
 
-It imports only os, sys and pathlib at the top: ``run`` loads it (``keep_bytecode``)
-before the rest of the suite.
+It imports only os and sys at the top: ``run`` and every test adapter load it
+(``keep_bytecode``) before anything else, dozens of times a run.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 DIST = "forge-conformance"
-# the checkout, or the installed package (the one definition: every module takes it from here)
-REPO_ROOT = Path(__file__).resolve().parent.parent
+# the checkout, or the installed package (the one definition: every module takes it from here,
+# as a Path through cases/settings.py)
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 RUN, CONSOLE, MODULE = "run", "console", "module"
 
 _launcher: str | None = None
@@ -33,12 +33,12 @@ def set_launcher(kind: str | None) -> None:
 def launcher() -> str:
     if _launcher is not None:
         return _launcher
-    return RUN if os.path.isfile(os.path.join(REPO_ROOT, "run")) else CONSOLE
+    return RUN if os.path.isfile(os.path.join(ROOT, "run")) else CONSOLE
 
 
 def installed() -> bool:
     """True when running from an installed package (no checkout around us)."""
-    return not os.path.isfile(os.path.join(REPO_ROOT, "pyproject.toml"))
+    return not os.path.isfile(os.path.join(ROOT, "pyproject.toml"))
 
 
 def _python() -> str:
@@ -59,7 +59,6 @@ def _python() -> str:
 def command() -> str:
     import shlex
     import shutil
-    root = REPO_ROOT
     kind = launcher()
     if kind == MODULE:
         return f"{_python()} -m forge_conformance"
@@ -71,11 +70,11 @@ def command() -> str:
         except OSError:
             same = False
         return DIST if same or os.path.sep not in script else shlex.quote(script)
-    run = root / "run"
+    run = os.path.join(ROOT, "run")
     try:
-        shown = "run" if Path.cwd().resolve() == root else str(run)
+        shown = "run" if os.path.realpath(os.getcwd()) == ROOT else run
     except OSError:
-        shown = str(run)
+        shown = run
     return f"python3 {shlex.quote(shown)}"
 
 
@@ -148,7 +147,7 @@ def version() -> str:
     """The suite version (pyproject.toml in a checkout, package metadata installed)."""
     import re
     try:
-        with open(os.path.join(REPO_ROOT, "pyproject.toml"), encoding="utf-8") as f:
+        with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
             text = f.read()
     except OSError:
         text = None

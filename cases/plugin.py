@@ -23,10 +23,9 @@ from cases.explain import (describe_error, describe_start, evidence_lines, is_ad
                            is_start_failure)
 from cases.fixture_view import FixtureView
 from cases.harness import TRANSCRIPT_FRAMES, CaseRun, GroupSlot, Harness
-from cases.invocation import REPO_ROOT
 from cases.providers import new_provider
 from cases.registry import Case
-from cases.settings import activate
+from cases.settings import REPO_ROOT, activate
 
 STDERR_TAIL_LINES = 20
 

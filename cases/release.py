@@ -87,7 +87,7 @@ def matrix_digest() -> str:
             package = importlib.import_module(__name__.split(".")[0])
             _DIGEST.append(getattr(package, "__matrix__", "unknown"))
         else:
-            _DIGEST.append(compute_digest(str(invocation.REPO_ROOT)))
+            _DIGEST.append(compute_digest(invocation.ROOT))
     return _DIGEST[0]
 
 

@@ -20,8 +20,9 @@ import tempfile
 from pathlib import Path
 
 from cases.exits import UsageError  # noqa: F401  (a bad knob: the run cannot start, exit 2)
-from cases.invocation import REPO_ROOT
+from cases.invocation import ROOT
 
+REPO_ROOT = Path(ROOT)   # the checkout or the installed package (cases/invocation.py)
 REFERENCE_ADAPTER = REPO_ROOT / "vendor" / "fs_provider.py"
 
 # What a configured host sends (the cases' group adapters): PROTOCOL §2.2.
