@@ -8,7 +8,8 @@ next time). It stops drawing new examples when the budget is spent (drawing
 rounds of ROUND_EXAMPLES from seeds ``seed``, ``seed + 1``, ...) or after
 ``examples``; a violation stops the drawing, and hypothesis shrinks the
 drawn set and the program until the budget is spent, for ``SHRINK_S`` at
-least (with ``examples``: for ``SHRINK_S``). The smallest failing
+least (with ``examples``: until hypothesis stops, for ``SHRINK_EXAMPLES_S``
+at most, so a count of examples shrinks to the same end on a loaded machine). The smallest failing
 example of the first owner found is the finding: its program, the drawn set
 (written again, byte for byte, into ``folder/drawn``), the wire transcript
 (``folder/transcript.jsonl``) and the command that reproduces it.
@@ -38,6 +39,7 @@ from cases.explore import judges as J
 DEFAULT_SEED = 20260601
 DEFAULT_BUDGET_S = 60.0
 SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
+SHRINK_EXAMPLES_S = 60.0  # with --examples: shrinking runs until hypothesis stops, at most this long
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
 # Examples per hypothesis run within a budget: hypothesis spends the first tenth
@@ -138,7 +140,7 @@ def explore(settings, *, seed: int, budget_s: float | None, examples: int | None
 
     start = time.monotonic()
     ctx = Context(settings, temp, None if examples else start + budget_s, examples,
-                  SHRINK_S if shrink_s is None else shrink_s)
+                  shrink_s if shrink_s is not None else SHRINK_EXAMPLES_S if examples else SHRINK_S)
     hs = hsettings(max_examples=examples or ROUND_EXAMPLES, deadline=None,
                    stateful_step_count=STEPS, suppress_health_check=list(HealthCheck),
                    database=DirectoryBasedExampleDatabase(str(folder / "examples")),
