@@ -9,8 +9,8 @@ Two defects end a generation under a case's feet, whatever the case asks:
   protocol monitor's rule has (cases/monitoring.py ``owner_of``);
 * a respawn whose initialize failed (an error, a refused protocol, a reply
   that is not a handshake): the generation the case needed never served.
-  The owner is the handshake rule's the monitor saw broken on that reply
-  (the protocol value is FC-001's everywhere), else the registry's
+  The owner is that of a handshake rule the monitor saw broken on that
+  reply (judged on every generation), else the registry's owner of
   "answering initialize after a respawn".
 
 A case that fails while one of its processes lost a generation that way
@@ -30,7 +30,6 @@ from wire import monitor as m
 # Frame rules whose frame the host reads as the end of the generation's output
 # (wire.framing: a fatal frame).
 GENERATION_ENDING = frozenset({m.STDOUT_UTF8})
-RESPAWN_INITIALIZE = "answering initialize after a respawn is"
 
 
 def ended_by(run) -> str | None:
@@ -69,7 +68,8 @@ def respawn_owner(provider, generation: int) -> tuple[str, str]:
             owner = monitoring.owner_of(finding)
             if owner is not None:
                 return owner, finding.detail
-    return registry.owner_of(RESPAWN_INITIALIZE), RESPAWN_INITIALIZE.removesuffix(" is")
+    return registry.owner_of("answering initialize after a respawn is"), \
+        "a respawned generation answers initialize"
 
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
