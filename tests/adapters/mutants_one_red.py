@@ -63,7 +63,8 @@ class Latin1Reply(Hooks):
 
 @mutant("latin1-first-tree", "FC-123")
 class Latin1FirstTree(Latin1Reply):
-    """Each process's first repo/tree reply carries an unknown member written in Latin-1 (invalid UTF-8).
+    """Each process's first repo/tree reply carries an unknown member written in
+    Latin-1 (invalid UTF-8).
 
     Hides on: every case whose tree died with that generation: they skip,
     naming FC-123's defect; the lazily respawned generation serves the next
@@ -75,7 +76,8 @@ class Latin1FirstTree(Latin1Reply):
 
 @mutant("latin1-first-commit", "FC-123")
 class Latin1FirstCommit(Latin1Reply):
-    """Each process's first repo/commit reply carries an unknown member written in Latin-1 (invalid UTF-8).
+    """Each process's first repo/commit reply carries an unknown member written in
+    Latin-1 (invalid UTF-8).
 
     Hides on: the commit cases (a late group) and every other case whose
     repo/commit died with that generation: they skip, naming FC-123's defect.
@@ -184,7 +186,8 @@ class RespawnNoCapabilities(RespawnedInitialize):
 
 @mutant("log-tree-ids", "FC-094")
 class LogTreeIds(Hooks):
-    """repo/log lists each commit's tree id (git log --format=%T) where its commit id belongs.
+    """repo/log lists each commit's tree id (git log --format=%T) where its
+    commit id belongs.
 
     Hides on: nothing that reads a log's ids: an id that names no commit is
     FC-094's at every ref, and FC-130, FC-095 and FC-132, which read logs
@@ -196,7 +199,7 @@ class LogTreeIds(Hooks):
         items = result.get("items") if result is not None else None
         if req is None or req.method != "repo/log" or not isinstance(items, list):
             return msg
-        shas = [i.get("sha") for i in items if isinstance(i, dict) and isinstance(i.get("sha"), str)]
+        shas = [i["sha"] for i in items if isinstance(i, dict) and isinstance(i.get("sha"), str)]
         if not shas:
             return msg
         import subprocess
@@ -212,7 +215,8 @@ class LogTreeIds(Hooks):
 
 @mutant("log-drops-root", "FC-095")
 class LogDropsRoot(Hooks):
-    """repo/log leaves the oldest commit it would list out of every log that lists more than one (truncated false).
+    """repo/log leaves the oldest commit it would list out of every log that
+    lists more than one (truncated false).
 
     Hides on: a log of one commit, and logs cut by limit (they say truncated
     true). A log cut without truncated true is FC-095's (every log reply of
@@ -252,7 +256,8 @@ class BlameDropsLastLine(Hooks):
 
 @mutant("blob-at-crlf-as-lf-everywhere", "FC-096")
 class BlobAtCrlfAsLfEverywhere(Hooks):
-    """repo/blob_at serves CRLF line ends as LF at every ref, ref null included (its sha left as it was).
+    """repo/blob_at serves CRLF line ends as LF at every ref, ref null included
+    (its sha left as it was).
 
     Hides on: a text file with CRLF line ends (notes/line-endings.txt).
     FC-133 reads it with ref null: the same bytes at the default branch's
