@@ -27,10 +27,6 @@ import pytest
 from cases import api, monitoring, registry
 from wire import monitor as m
 
-# Frame rules whose frame the host reads as the end of the generation's output
-# (wire.framing: a fatal frame).
-GENERATION_ENDING = frozenset({m.STDOUT_UTF8})
-
 
 def ended_by(run) -> str | None:
     """The not-evaluated reason for ``run`` (cases.harness.CaseRun) when one of
@@ -41,7 +37,7 @@ def ended_by(run) -> str | None:
     for provider, mark in run.attached:
         label = getattr(provider, "label", "adapter")
         for finding in provider.findings:
-            if finding.rule not in GENERATION_ENDING or (finding.seq or 0) < mark:
+            if finding.rule not in m.ENDS_GENERATION or (finding.seq or 0) < mark:
                 continue
             owner = monitoring.owner_of(finding)
             if owner is not None and owner != run.case.id:
