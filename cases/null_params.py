@@ -16,7 +16,8 @@ owner (cases.registry.OWNERS), wherever in the run it was seen. About 20
 requests a run; wide's requests are never repeated (their answers are big).
 
 A process that ends with one of these requests in flight fails the
-owner too (no case waits on them, so nothing else would say so). Left out,
+owner too (no case waits on them, so nothing else would say so), unless a
+frame ended its output whose own rule says so (invalid UTF-8). Left out,
 as another rule's business: an answer that is not a readable result (its
 method's shape owner), a timeout (the harness's), a hit set cut by `truncated` (which hits a cut
 keeps is the adapter's), and every param the host never sends as `null`.
@@ -31,7 +32,7 @@ from cases.formats import b64_loose
 from fixture.catalog import WIDE
 from wire.errors import ProviderError
 from wire.messages import Blame, BlobAt, Log, SearchResult, Tree, WebUrl, read
-from wire.monitor import Finding
+from wire.monitor import ENDS_GENERATION, Finding
 
 NULL_LIKE_ABSENT = "null-like-absent"
 RULES = (NULL_LIKE_ABSENT,)
@@ -126,6 +127,9 @@ def _answer(provider, method: str, params: dict) -> tuple[Any, int | None]:
     if call.outcome == "error":
         return ("error", call.error.raw_kind), call.id
     if call.outcome == "closed":   # the process ended with it in flight: nothing else says so
+        if any(f.rule in ENDS_GENERATION and f.generation == call.generation
+               for f in provider.findings):
+            return None, call.id   # ended by a frame whose rule's owner says so
         return ("ended", call.error.message), call.id
     if call.outcome != "result":
         return None, call.id

@@ -169,6 +169,7 @@ OWNERS: dict[str, str] = {
     "streamed replies are": "FC-042",
     "streamed hits are": "FC-042",
     "serving after a respawn is": "FC-050",
+    "answering initialize after a respawn is": "FC-050",
     "network I/O during initialize is": "FC-052",
     "errors for a missing repository are": "FC-025",
     "errors for a missing blob are": "FC-062",

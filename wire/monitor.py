@@ -105,6 +105,9 @@ EXIT_AFTER_CANCEL = "exit-after-cancel"
 EXIT_AFTER_NOTIFICATION = "exit-after-notification"
 EXIT_IN_FLIGHT = "exit-in-flight"
 EXIT_IDLE = "exit-idle"
+# the rules whose frame the host reads as the end of the generation's output
+# (wire.framing ``Frame.fatal``): every request in flight on it dies with it
+ENDS_GENERATION = frozenset({STDOUT_UTF8})
 
 RULES: dict[str, str] = {
     STDOUT_UTF8: "§1.2, §7.2",

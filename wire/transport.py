@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from wire import session as S
 from wire.errors import ProviderClosed, ProviderError, SpawnError, WriteFailed
@@ -149,6 +149,15 @@ class Call:
         return f"<Call {self.method} #{self.id} {self.outcome or 'live'}>"
 
 
+class FailedStart(NamedTuple):
+    """A (re)start of ``generation`` that failed (spawn, initialize or its
+    reply), ``reason`` as the caller was told, ``seq`` its transcript event."""
+    generation: int
+    reason: str
+    seq: int
+    initial: bool   # the provider's first start (not a respawn)
+
+
 class _Generation:
     """One spawned child and its reader."""
 
@@ -187,6 +196,8 @@ class Provider:
         if backoff_s is None:
             backoff_s = S.HOST_BACKOFF_S if respawn == "host" else S.NO_BACKOFF_S
         self.init_results: list = []
+        # every (re)start that failed: what the generations a caller needed died of
+        self.failed_starts: list[FailedStart] = []
         self.child: Child | None = None
         self._session = S.Session(backoff_s)
         self._lock = threading.Lock()                     # guards the session and the fields below
@@ -446,7 +457,8 @@ class Provider:
             if gen is not None:
                 self._retire(gen)
             self._note_notice(n)
-            self.transcript.event(f"generation {n} failed to start: {reason}", generation=n)
+            seq = self.transcript.event(f"generation {n} failed to start: {reason}", generation=n)
+            self.failed_starts.append(FailedStart(n, reason, seq, attempt.initial))
             if isinstance(exc, SpawnError) and not raw_errors:
                 raise ProviderError(str(exc), kind="other") from exc
             raise

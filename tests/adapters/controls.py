@@ -216,3 +216,4 @@ if _package.FULL_TABLES:
     from tests.adapters import controls_pace  # noqa: E402,F401  (paced streams, and their mutant)
     from tests.adapters import controls_backend  # noqa: E402,F401  (a real backend's legal habits)
     from tests.adapters import controls_process  # noqa: E402,F401  (process life: keep-alive backend client)
+    from tests.adapters import mutants_one_red as _one_red  # noqa: E402,F401  (one defect, one red)

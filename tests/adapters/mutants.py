@@ -689,3 +689,4 @@ if _package.FULL_TABLES:
     from tests.adapters import controls_pace  # noqa: E402,F401  (a paced stream's error after a cancel)
     from tests.adapters import mutants_backend  # noqa: E402,F401  (a real backend's defects: dates, `#` names, wedges)
     from tests.adapters import mutants_process  # noqa: E402,F401  (unasked exits after a cancel or a notification)
+    from tests.adapters import mutants_one_red  # noqa: E402,F401  (one defect, one red)
