@@ -2,7 +2,7 @@
 
 Where things go. A new case is its row in ``registry.REGISTRY`` plus one
 ``@case("FC-nnn")`` function in ``cases/test_<group>.py`` (reading replies
-through ``cases.replies`` / ``wire.messages.read`` and naming other cases'
+through ``cases.kit.replies`` / ``wire.messages.read`` and naming other cases'
 rules with ``owner(...)`` from ``registry.OWNERS``) plus its line under "Cases
 added" of CHANGELOG.md's newest section (a case that fails more or less than
 before gets its line there too). A new mutant is one
@@ -11,7 +11,7 @@ hook class in ``tests/adapters/`` registered with ``@mutant(switch, "FC-nnn")``
 ``python3 tests/mutant.py --update-wording``). A new fixture fact is a name in
 ``fixture/catalog.py`` (with its bytes under ``fixture/`` and its line in
 FIXTURES.md) and, when it is computed from the bytes or from git, a function
-in ``cases/facts.py`` or ``cases/gitfacts.py``.
+in ``cases/kit/facts.py`` or ``cases/kit/gitfacts.py``.
 
 Modules: ``api`` (case, fc_assert, fail, warn, skip, need, owner, show,
 listing), ``settings`` (the knobs, read once), ``replies`` (requests and

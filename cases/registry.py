@@ -13,18 +13,18 @@ The tables:
 
   - Run-wide rules, judged on every frame and process of the run (RULINGS
     "Attribution"): the key a finding carries (``wire/monitor.py``'s frame
-    rules, the judges of ``cases/claims.py`` and ``cases/null_params.py``,
-    ``cases/monitoring.py``'s cache root), refined by what the finding is
+    rules, the judges of ``cases/judges/claims.py`` and ``cases/judges/null_params.py``,
+    ``cases/judges/monitoring.py``'s cache root), refined by what the finding is
     about where one rule has several owners: the notification answered, the
     method, ``streamed``, the member path (``[]``: any item), e.g.
     ``result-shape repo/tree truncated``. ``rule_owner`` takes the most
     specific key that is listed.
   - Topics: what a case's not-evaluated skip names as another case's
-    (``cases.api.owner("tree replies are")`` -> "tree replies are FC-020's").
+    (``cases.kit.api.owner("tree replies are")`` -> "tree replies are FC-020's").
 
 * ``NOT_OWNED``: the run-wide rules no case owns, and why.
 * ``SPEC_RULES``: each adapter rule of PROTOCOL.md (an id of
-  ``cases/rules.json``, which holds its section, strength and words) -> the
+  ``cases/judges/rules.json``, which holds its section, strength and words) -> the
   cases that judge it (several when each judges a part of it).
 
 tests/test_registry.py checks that every judge's key and every monitor rule
@@ -135,7 +135,7 @@ OWNERS: dict[str, str] = {
     "result-shape search/code items[] located": "FC-032",
     "result-shape search/code streamed": "FC-042",   # a stream's final reply: metadata only
     "result-shape search/code streamed index": "FC-033",
-    # cases/claims.py: replies judged from the fixture's bytes and from git
+    # cases/judges/claims.py: replies judged from the fixture's bytes and from git
     "tree-truncated": "FC-022",
     "log-truncated": "FC-095",
     "search-truncated": "FC-070",
@@ -143,9 +143,9 @@ OWNERS: dict[str, str] = {
     "icon-display": "FC-080",   # a one-code-point icon displayable, every handshake
     "commit-truncated": "FC-109",   # a commit's complete file list said truncated
     "search-line": "FC-031",   # a hit's line holds a match, on every search of the run
-    # cases/null_params.py: §3.0 null like absent, on the first request of each method
+    # cases/judges/null_params.py: §3.0 null like absent, on the first request of each method
     "null-like-absent": "FC-053",   # reader tolerance of params (RULINGS)
-    # cases/monitoring.py: what a process left in its host cache root
+    # cases/judges/monitoring.py: what a process left in its host cache root
     "cache-root": "FC-055",
 
     # topics: what a case's not-evaluated skip names ("<topic> FC-nnn's")
@@ -201,11 +201,11 @@ OWNERS: dict[str, str] = {
 # Run-wide rules no case owns: rule key -> why.
 NOT_OWNED: dict[str, str] = {
     # each request in flight fails, as in the host, in the case waiting on it
-    # (cases/explain.py names the exit status): one defect, one case
+    # (cases/report/explain.py names the exit status): one defect, one case
     "exit-in-flight": "the case waiting on the request fails on its closed output",
 }
 
-# PROTOCOL.md's adapter rules (cases/rules.json ids) -> the cases that judge them.
+# PROTOCOL.md's adapter rules (cases/judges/rules.json ids) -> the cases that judge them.
 # A rule absent here is judged by no case (rules.json gives it a status or a plan).
 SPEC_RULES: dict[str, tuple[str, ...]] = {
     "R-1.1-repo-ids": ("FC-020",),

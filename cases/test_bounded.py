@@ -22,9 +22,9 @@ files of alpha, in alpha and beta, in 600 files of wide, scoped and not) are
 asked here too, and every hit must name a file that contains the term.
 """
 
-from cases.api import case, fail, listing, show, warn
-from cases.facts import files_containing
-from cases.replies import MANY_TIMES, folded, require_code_search, search, unreached_budget
+from cases.kit.api import case, fail, listing, show, warn
+from cases.kit.facts import files_containing
+from cases.kit.replies import MANY_TIMES, folded, require_code_search, search, unreached_budget
 from fixture.catalog import ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, WIDE
 
 @case("FC-070")
@@ -38,7 +38,7 @@ def test_limit_honoured_or_ignored(adapter, fx):
     false; every hit names a file that contains the term. Every one-shot
     search of the run for one of the fixture's terms (unscoped or
     repo:-scoped; respawned generations too) is judged the same way, both
-    ways (cases/claims.py).
+    ways (cases/judges/claims.py).
 
     Falsified by: search-one-page: One-shot searches return only the first 100 hits (one backend
     page) without truncated.

@@ -3,12 +3,12 @@
 Every commit of the vcs repo (both branches and the merged topic) is asked
 once per adapter process by git's full id and by git's abbreviated id (a
 commit-ish the host shows and asks back: an error to it is allowed, a reply
-is judged like the full id's) (cases/commitfacts.py), read as
-wire.messages.Commit, and judged against git itself (cases/gitfacts.py):
+is judged like the full id's) (cases/kit/commitfacts.py), read as
+wire.messages.Commit, and judged against git itself (cases/kit/gitfacts.py):
 parents, message, date (author or committer), the first-parent change list (root: against
 the empty tree), git's numstat, and git's bytes of each changed path on both
 sides (each patch applied to the parent's must give the commit's:
-cases/patchfacts.py). Each case reads the capabilities first and
+cases/kit/patchfacts.py). Each case reads the capabilities first and
 skips, saying why, when `commit` is false or absent (the host never sends
 repo/commit then) or when git is missing. FC-099 keeps capability honesty;
 the reply belongs to these cases, its shape to FC-100 (every other case
@@ -19,15 +19,15 @@ Over 400 lines on purpose: one group module per registry group (FC-100..109).
 
 import re
 
-from cases.api import case, fc_assert, listing, need, owner, show, warn
-from cases.commit_ids import refs_round_trips
-from cases.commitfacts import (abbreviated, ask, canonical, need_files, patch_counts,
+from cases.kit.api import case, fc_assert, listing, need, owner, show, warn
+from cases.kit.commit_ids import refs_round_trips
+from cases.kit.commitfacts import (abbreviated, ask, canonical, need_files, patch_counts,
                                patch_problem, require_commit, resolves_to)
-from cases.formats import instant
-from cases.gitfacts import (git_all_commits, git_commit, git_ref_commit, git_refs, git_text, git_tip,
+from cases.kit.formats import instant
+from cases.kit.gitfacts import (git_all_commits, git_commit, git_ref_commit, git_refs, git_text, git_tip,
                              unknown_commit_id)
-from cases.patchfacts import patch_content_problem
-from cases.replies import try_request
+from cases.kit.patchfacts import patch_content_problem
+from cases.kit.replies import try_request
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,
                              VCS_RENAMED, VCS_THREE_COMMITS)
 from wire.messages import COMMIT_STATUSES, Commit, read
@@ -230,7 +230,7 @@ def test_first_parent_changes(adapter, fx):
     line being the parent's line where its hunk header puts it, exactly (no
     offset: §3.12 defines none). The patch text is never compared with
     git's: another diff algorithm, context size or hunk split is the same
-    change (cases/patchfacts.py). Binary and type changes are not read; a
+    change (cases/kit/patchfacts.py). Binary and type changes are not read; a
     malformed patch is FC-105's, counts are FC-107's.
 
     Falsified by: merge-last-parent-diff: A merge's files are its diff against the last parent

@@ -5,9 +5,9 @@ on disk. Directory ids are not content ids, so only paths that are files on
 disk are compared (the entries' ``type`` is FC-021's business).
 """
 
-from cases.api import case, fc_assert, listing, need, owner, show
-from cases.facts import ESCAPE_HINT, content_of, disk_blobs, read_or_none, served, url_hostile
-from cases.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, remembered, search,
+from cases.kit.api import case, fc_assert, listing, need, owner, show
+from cases.kit.facts import ESCAPE_HINT, content_of, disk_blobs, read_or_none, served, url_hostile
+from cases.kit.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, remembered, search,
                            sweep, tree, tree_what, try_request)
 from fixture.catalog import ALPHA, BETA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS, WIDE
 

@@ -9,9 +9,9 @@ suite invented, which an adapter may refuse on sight with not_found
 its kind; the shape of every error is FC-063's.
 """
 
-from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
-from cases.facts import faults, faults_disabled, served, unknown_blob_id
-from cases.replies import expect_error, judge_kind, try_request
+from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.kit.facts import faults, faults_disabled, served, unknown_blob_id
+from cases.kit.replies import expect_error, judge_kind, try_request
 from fixture.catalog import ALPHA, FAULT_REPOS, VCS, VCS_BLAME_TWO_AUTHORS, VCS_THREE_COMMITS
 from wire import ProviderTimeout
 from wire.messages import ErrorObject, ShapeError, structure

@@ -6,13 +6,13 @@ of the group adapter and a process started without cache params
 (``replies.handshakes``); the protocol monitor reads every other initialize
 result of the run (every spawn, every respawned generation, a second
 initialize on one process) and hands what it finds to the same owner
-(``cases.monitoring``). FC-005 also checks that a process started without
+(``cases.judges.monitoring``). FC-005 also checks that a process started without
 cache params serves as usual, and owns the reply's ``cache`` member.
 """
 
-from cases.api import case, fc_assert, listing, show
-from cases.facts import disk_blobs, read_or_none
-from cases.replies import NO_CACHE_INIT, blob_ids, handshakes, serves_like, tree, try_request
+from cases.kit.api import case, fc_assert, listing, show
+from cases.kit.facts import disk_blobs, read_or_none
+from cases.kit.replies import NO_CACHE_INIT, blob_ids, handshakes, serves_like, tree, try_request
 from fixture.catalog import ALPHA
 from wire.monitor import (BUILTIN_ICONS, HANDSHAKE_CACHE, HANDSHAKE_CAPABILITIES, HANDSHAKE_ICON,
                           HANDSHAKE_NAME, HANDSHAKE_PROTOCOL, handshake_problems)

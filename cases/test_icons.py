@@ -1,15 +1,15 @@
 """Icons (FC-080): a single-glyph icon must display without special fonts."""
 
-from cases.api import case, fc_assert, listing
-from cases.formats import undisplayable_icon
-from cases.replies import handshakes
+from cases.kit.api import case, fc_assert, listing
+from cases.kit.formats import undisplayable_icon
+from cases.kit.replies import handshakes
 
 
 @case("FC-080")
 def test_single_glyph_icon_is_displayable(adapter, spawn):
     """In every handshake (the group adapter's generations and the start
     without cache params here; every other initialize result of the run,
-    a second initialize on one process too, through cases/claims.py), an
+    a second initialize on one process too, through cases/judges/claims.py), an
     `icon` that is one code point (not a builtin name) is a character any
     terminal shows without special fonts: not a control, format, whitespace,
     combining, unassigned, surrogate or private-use code point, nor a letter

@@ -13,14 +13,14 @@ import threading
 import time
 from pathlib import Path
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, skip
-from cases.explain import describe
-from cases.loopback_proxy import GatedProxy
-from cases.netwatch import Canary, SocketSampler
-from cases.replies import (folded, listed_ids, path_types, reply_like, same_handshake_members,
+from cases.kit.api import case, fail, fc_assert, listing, need, owner, show, skip
+from cases.report.explain import describe
+from cases.kit.loopback_proxy import GatedProxy
+from cases.kit.netwatch import Canary, SocketSampler
+from cases.kit.replies import (folded, listed_ids, path_types, reply_like, same_handshake_members,
                            serves_like, tree, tree_what, try_request, wait_first_partial_or_end)
-from cases.gitfacts import git_text
-from cases.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
+from cases.kit.gitfacts import git_text
+from cases.kit.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
@@ -166,7 +166,7 @@ def test_unknown_request_members_ignored(adapter, spawn, fx):
     worth comparing. Run-wide, each optional param the host may send as null
     is also sent null and left out on the first request of its method, and
     a difference between the two answers fails this case too (§3.0;
-    cases/null_params.py, through the protocol monitor's findings).
+    cases/judges/null_params.py, through the protocol monitor's findings).
 
     Falsified by: unknown-params-error: Requests with members the adapter does not know (params or
     envelope) answer an error.
@@ -280,7 +280,7 @@ def test_unsolicited_notifications_ignored(adapter, fx):
     SILENCE_S, and the next repo/tree is answered as the one before them.
     Anywhere in the run, an adapter process that ends right after a
     notification other than a cancel fails this case (the protocol monitor's
-    unasked exits, cases/monitoring.py).
+    unasked exits, cases/judges/monitoring.py).
 
     Falsified by: answers-notifications: Unknown notifications are answered like requests: {"id":
     null, "error": method not found}.

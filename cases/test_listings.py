@@ -14,10 +14,10 @@ import subprocess
 import tempfile
 from urllib.parse import unquote, urlparse
 
-from cases.api import case, fc_assert, fail, listing, need, owner, show, skip, warn
-from cases.facts import disk_blobs, faults, served
-from cases.formats import basic_instant, instant
-from cases.replies import read_reply, try_request
+from cases.kit.api import case, fc_assert, fail, listing, need, owner, show, skip, warn
+from cases.kit.facts import disk_blobs, faults, served
+from cases.kit.formats import basic_instant, instant
+from cases.kit.replies import read_reply, try_request
 from fixture.catalog import (ALPHA, ALPHA_ESCAPE_PATHS, BETA, TERM_LINE_PATH, VCS,
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire.messages import CloneUrl, OrgRepos, OrgUrl, RepoItem, SearchRepos, WebUrl, read

@@ -9,14 +9,14 @@ themselves.
 Over 400 lines on purpose: one group module per registry group (FC-090..099).
 """
 
-from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
-from cases.facts import url_hostile
-from cases.commit_ids import can_resolve, git_commit_of, refs_round_trips, resolve
-from cases.formats import b64_loose, basic_instant, instant
-from cases.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_ref_commit,
+from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.kit.facts import url_hostile
+from cases.kit.commit_ids import can_resolve, git_commit_of, refs_round_trips, resolve
+from cases.kit.formats import b64_loose, basic_instant, instant
+from cases.kit.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_ref_commit,
                             git_refs, git_show, git_text, not_newest_first, telling_files,
                             unknown_commit_id)
-from cases.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
+from cases.kit.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
                            read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_CRLF, VCS_DEFAULT_BRANCH,
@@ -219,7 +219,7 @@ def log_instant(date, what):
 
 class Commits:
     """The adapter's commit ids resolved to git's commits, remembered for the
-    case (cases.commit_ids: abbreviated or backend spellings pass)."""
+    case (cases.kit.commit_ids: abbreviated or backend spellings pass)."""
 
     def __init__(self, adapter, fx):
         self.adapter, self.fx, self.seen = adapter, fx, {}
@@ -332,7 +332,7 @@ def test_log_limit(adapter, fx):
     truncation that is false, fails; listing other commits is FC-094's or,
     at a ref, FC-130's). Every vcs log reply of the run whose items git
     reads as a newest-first leading part of its log there is judged the
-    same way (respawned generations too: cases/claims.py).
+    same way (respawned generations too: cases/judges/claims.py).
 
     Falsified by: log-ignores-limit: repo/log ignores limit (serves its default page).
     """

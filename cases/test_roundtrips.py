@@ -9,13 +9,13 @@ capability first and skips, saying why, when it is false or absent, or when
 git is missing.
 """
 
-from cases.api import case, fc_assert, listing, need, owner, show, skip
-from cases.commit_ids import refs_round_trips, resolve
-from cases.commitfacts import ask, resolves_to
-from cases.formats import b64_loose
-from cases.gitfacts import (blame_telling_file, git_all_commits, git_blame, git_log, git_paths,
+from cases.kit.api import case, fc_assert, listing, need, owner, show, skip
+from cases.kit.commit_ids import refs_round_trips, resolve
+from cases.kit.commitfacts import ask, resolves_to
+from cases.kit.formats import b64_loose
+from cases.kit.gitfacts import (blame_telling_file, git_all_commits, git_blame, git_log, git_paths,
                             git_show, not_newest_first)
-from cases.replies import blob_ids, by_path, read_reply, tree, try_request
+from cases.kit.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
 from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS, VCS_CRLF,
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN,
@@ -208,7 +208,7 @@ def test_log_shas_as_refs(adapter, fx):
     spelled otherwise than git's full id (the full ids are FC-100's) is
     answered with that commit (its message and date, author or committer).
     The ids are opaque: each is judged at the commit it resolves to
-    (cases.commit_ids: as git spells ids, else back through repo/log).
+    (cases.kit.commit_ids: as git spells ids, else back through repo/log).
 
     Falsified by: blob-at-hex-ref-worktree: repo/blob_at at a commit id (hex, one git resolves)
     serves the working tree's bytes.

@@ -6,10 +6,10 @@ model: a streamed hit's shape as a whole is FC-044's, each member here is
 judged by its owner (``located`` by FC-032, ``index`` by FC-033).
 """
 
-from cases.api import case, fc_assert, listing, need, owner, show, skip, warn
-from cases.facts import disk_blobs, files_named, lines_with, read_or_none, served
-from cases.formats import instant
-from cases.replies import attempt, blob_bytes, judge_path_cut, require_code_search, search
+from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, warn
+from cases.kit.facts import disk_blobs, files_named, lines_with, read_or_none, served
+from cases.kit.formats import instant
+from cases.kit.replies import attempt, blob_bytes, judge_path_cut, require_code_search, search
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
                              TERM_WIDE, WIDE_BIG_DIR)
 

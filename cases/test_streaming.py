@@ -1,6 +1,6 @@
 """Streaming cases (FC-040..FC-045): search/code with partial: true.
 
-Every stream is read only as far as its case needs (cases.replies.search:
+Every stream is read only as far as its case needs (cases.kit.replies.search:
 the hits its rule needs, at most STREAM_READ_S, then a cancel and
 AFTER_CANCEL_S for the reply; a stream still going then is left and its
 process retired), so a slow but legal streamer never makes a run long.
@@ -24,14 +24,14 @@ or after a cancel (a backend's filename search can be another code path).
 """
 
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
-from cases.formats import is_int
-from cases.facts import files_containing, files_named
-from cases.monitoring import judge_own_traffic
-from cases.replies import (MANY_TIMES, attempt, folded, frame_items, judge_path_cut,
+from cases.kit.api import case, fail, fc_assert, listing, need, owner, show, skip, warn
+from cases.kit.formats import is_int
+from cases.kit.facts import files_containing, files_named
+from cases.judges.monitoring import judge_own_traffic
+from cases.kit.replies import (MANY_TIMES, attempt, folded, frame_items, judge_path_cut,
                            partial_frames, partial_id, read_reply, search, stream_read_s, tree,
                            unreached_budget)
-from cases.settings import INACTIVITY_S
+from cases.kit.settings import INACTIVITY_S
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
                              TERM_WIDE, WIDE_BIG_DIR)
 from wire import ProviderTimeout
@@ -144,7 +144,7 @@ def test_streamed_reply_is_metadata_only(adapter, fx):
     in the final reply of any stream of the run fail here too
     (the protocol monitor's verdict names where), and so does the truncated
     of any stream of the run for one of the fixture's terms, in every
-    generation (cases/claims.py).
+    generation (cases/judges/claims.py).
 
     Falsified by: items-in-streamed-reply: A streamed search repeats every streamed hit in its final
     reply.

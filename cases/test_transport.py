@@ -14,13 +14,13 @@ of starting after it.
 
 import time
 
-from cases.api import case, fc_assert, listing, need, owner, show
-from cases.facts import disk_blobs
-from cases.formats import b64_loose
-from cases.monitoring import judge_own_traffic
-from cases.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
+from cases.kit.api import case, fc_assert, listing, need, owner, show
+from cases.kit.facts import disk_blobs
+from cases.kit.formats import b64_loose
+from cases.judges.monitoring import judge_own_traffic
+from cases.kit.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
                            tree_what, try_request)
-from cases.settings import SILENCE_S
+from cases.kit.settings import SILENCE_S
 from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
                              VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire.messages import Blob, Log, SearchResult, Tree, read
@@ -260,7 +260,7 @@ def test_cancel_for_finished_request(adapter, fx):
     streams the same files with the same truncated (no stale abort).
     Anywhere in the run, an adapter process that ends right after a cancel
     fails this case (§5.4 "no error, no crash"; the protocol monitor's
-    unasked exits, cases/monitoring.py).
+    unasked exits, cases/judges/monitoring.py).
 
     Falsified by: cancel-finished-answered: A cancel naming an answered request is answered with an
     error under that id.

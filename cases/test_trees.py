@@ -8,11 +8,11 @@ import base64
 import unicodedata
 from collections import Counter
 
-from cases.api import case, fail, fc_assert, listing, need, owner, show, warn
-from cases.facts import ESCAPE_HINT, disk_blobs, git_entries_at, read_or_none, url_hostile
-from cases.formats import b64_loose, b64_strict_problem
-from cases.gitfacts import git_show
-from cases.replies import (attempt, blob_ids, by_path, expect_error, judge_kind, listed_ids,
+from cases.kit.api import case, fail, fc_assert, listing, need, owner, show, warn
+from cases.kit.facts import ESCAPE_HINT, disk_blobs, git_entries_at, read_or_none, url_hostile
+from cases.kit.formats import b64_loose, b64_strict_problem
+from cases.kit.gitfacts import git_show
+from cases.kit.replies import (attempt, blob_ids, by_path, expect_error, judge_kind, listed_ids,
                            paths_at, read_reply, sweep, swept_trees, tree, tree_what, try_request)
 from fixture.catalog import (ALPHA, ALPHA_BIG, ALPHA_BINARY, ALPHA_EMPTY, ALPHA_ESCAPE_PATHS,
                              ALPHA_UNICODE, BETA, VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH,
@@ -128,7 +128,7 @@ def test_truncated_flag(adapter, fx):
     lists every path unless it says truncated true, and says truncated true
     only when it leaves a path out (then it lists at least one entry). The
     same holds for every tree reply of the run (respawned generations, other
-    cases' requests: cases/claims.py, the monitor's verdict names where).
+    cases' requests: cases/judges/claims.py, the monitor's verdict names where).
 
     Falsified by: tree-capped-1000: Trees stop at 1,000 entries without setting truncated.
     """

@@ -348,7 +348,7 @@ def _suite_python(root: Path) -> str:
 
 def _knows_jobs(root: Path) -> bool:
     """Whether ``root``'s run has --jobs (a checkout from before it has not)."""
-    return (root / "cases" / "jobs.py").exists()
+    return (root / "cases" / "cli" / "jobs.py").exists()
 
 
 def _phase_run(root: Path) -> dict:

@@ -164,7 +164,7 @@ def bytecode_env(environ=None) -> dict[str, str]:
     bytecode folder. Each spawn gets an XDG_CACHE_HOME of its own from the
     suite, so without it every proxy of the matrix compiled its modules again
     (about 0.1 s of CPU a spawn, 3 s a mutant run)."""
-    from cases.invocation import BYTECODE_ENV, bytecode_dir
+    from cases.kit.invocation import BYTECODE_ENV, bytecode_dir
 
     where = (os.environ if environ is None else environ).get(BYTECODE_ENV) \
         or sys.pycache_prefix or bytecode_dir()

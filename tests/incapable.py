@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from cases.invocation import keep_bytecode  # noqa: E402  (os and sys only)
+from cases.kit.invocation import keep_bytecode  # noqa: E402  (os and sys only)
 
 keep_bytecode()   # started dozens of times a run: its modules compile once
 

@@ -18,7 +18,7 @@ import sys
 # os.path, not pathlib: started about 30 times a run (tests/adapters/proxy.py)
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from cases.invocation import keep_bytecode  # noqa: E402  (os and sys only)
+from cases.kit.invocation import keep_bytecode  # noqa: E402  (os and sys only)
 
 keep_bytecode()   # started dozens of times a run: its modules compile once
 

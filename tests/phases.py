@@ -5,7 +5,7 @@ instead of ``run``. It does what ``run`` does after its bootstrap (it must be
 started with an interpreter that has the dependencies), but timestamps each
 phase on the way, without any hook in cases/: the imports are done here one
 step at a time, the pre-flight and fixture materialization are wrapped where
-cases.cli looks them up, and a small pytest plugin, added where cases.cli
+cases.cli.command looks them up, and a small pytest plugin, added where cases.cli.command
 calls pytest.main, marks collection and each case. The marks (wall clock
 since $FORGE_BENCH_T0, the spawn time, and this process's CPU) go to
 out.json; the exit code is the suite's.
@@ -57,10 +57,11 @@ class _Timing:
 def main(out: str, args: list) -> int:
     import json
 
-    import cases.cli as cli
-    mark("import cases.cli (argparse, registry)")
-    from cases import plugin, report  # noqa: F401  (what cli.run_suite imports first)
-    mark("import cases.plugin (pytest, wire)")
+    import cases.cli.command as cli
+    mark("import cases.cli.command (argparse, registry)")
+    from cases.harness import plugin  # noqa: F401  (what cli.run_suite imports first)
+    from cases.report import writers as report
+    mark("import cases.harness.plugin (pytest, wire)")
     import fixture
     import pytest
 

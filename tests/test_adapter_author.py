@@ -22,7 +22,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from cases import cli, html_report, registry, release, report
+from cases.cli import command as cli
+from cases.report import html_report, release, writers as report
+from cases import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "run"

@@ -1,4 +1,4 @@
-"""cases/attribution.py: which case's defect ended a generation a case needed.
+"""cases/harness/attribution.py: which case's defect ended a generation a case needed.
 
 The owners come from the registry and the monitor's table, never spelled
 here; the mutants of tests/adapters/mutants_one_red.py run the whole path.
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from cases import attribution, monitoring, registry
+from cases.harness import attribution
+from cases.judges import monitoring
+from cases import registry
 from wire import monitor as m
 from wire.monitor import Finding
 from wire.transport import FailedStart

@@ -1,4 +1,4 @@
-"""cases/claims.py: what the ClaimsMonitor records for judging, sans-IO.
+"""cases/judges/claims.py: what the ClaimsMonitor records for judging, sans-IO.
 
 The judging itself (against the fixture and git) is proved by the mutants of
 tests/adapters/mutants_paths_q.py; here, which replies are recorded, and
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from cases.claims import ABSENT, ClaimsMonitor
+from cases.judges.claims import ABSENT, ClaimsMonitor
 from wire.framing import classify
 
 
@@ -116,13 +116,13 @@ def test_a_batch_for_no_request_in_flight_joins_no_claim():
 
 
 def test_a_stream_the_suite_stopped_reading_keeps_its_lines_not_its_completeness(monkeypatch):
-    """A stream the suite cut and whose process it retired (cases.replies
+    """A stream the suite cut and whose process it retired (cases.kit.replies
     read_as_needed) is recorded from its batches: its hits' lines are judged,
     its completeness is not (a cut stream claims nothing), and a batch after
     the cut joins no claim."""
     from types import SimpleNamespace
 
-    from cases import claims
+    from cases.judges import claims
 
     mo = ClaimsMonitor("/fx")
     line = {"repo": "local/wide", "path": "w.txt", "line": 2}

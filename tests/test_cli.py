@@ -248,7 +248,7 @@ def test_self_test_with_nothing_collected_is_a_failure():
 # ------------------------------------------- the plugin, straight through pytest
 
 PLUGIN_PROBE = '''
-from cases.api import case, fc_assert, skip, warn
+from cases.kit.api import case, fc_assert, skip, warn
 
 PIDS = []
 
@@ -297,7 +297,7 @@ def test_plugin_outcomes_through_plain_pytest(tmp_path):
     report = tmp_path / "r.json"
     stalls = f"{sys.executable} {PROGRAMS / 'adapter_stalls.py'}"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(tmp_path / "test_probe.py"), "-p", "cases.plugin",
+        [sys.executable, "-m", "pytest", str(tmp_path / "test_probe.py"), "-p", "cases.harness.plugin",
          "-q", "--rootdir", str(tmp_path), "--forge-json", str(report)],
         env=env(PROVIDER=stalls, PYTHONPATH=str(ROOT)), cwd=tmp_path,
         capture_output=True, text=True, timeout=120)
@@ -332,8 +332,8 @@ def test_report_path_that_cannot_be_written(tmp_path, flag):
 # ------------------------------------------------- bytecode under PYTHONDONTWRITEBYTECODE
 
 _KEEP = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from cases.invocation import keep_bytecode; keep_bytecode(); "
-         "import cases.formats; print(sys.pycache_prefix or '')")
+         "from cases.kit.invocation import keep_bytecode; keep_bytecode(); "
+         "import cases.kit.formats; print(sys.pycache_prefix or '')")
 
 
 def _keep(tmp_path, **env):
@@ -350,7 +350,7 @@ def _keep(tmp_path, **env):
 def test_bytecode_is_kept_in_the_private_cache_when_the_environment_says_not_beside_sources(tmp_path):
     where = _keep(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
     assert where == str(tmp_path / "xdg" / "forge-conformance" / "bytecode")
-    assert list(Path(where).rglob("formats*.pyc")), "cases/formats.py was not cached there"
+    assert list(Path(where).rglob("formats*.pyc")), "cases/kit/formats.py was not cached there"
 
 
 def test_bytecode_goes_where_the_self_tests_pin_it_whatever_xdg_says(tmp_path):
@@ -379,7 +379,7 @@ def test_reference_starts_from_its_compiled_script_named_by_its_bytes(tmp_path, 
     kept in its private folder (compiling the script was 14 ms of each start):
     the same bytes give the same file, other bytes another, and what runs is
     the script (it answers initialize; refusing two arguments, it names itself)."""
-    from cases import settings
+    from cases.kit import settings
 
     monkeypatch.setenv("FORGE_BYTECODE_DIR", str(tmp_path / "cache" / "bytecode"))
     monkeypatch.delenv("FORGE_FIXTURE_CACHE", raising=False)
@@ -406,7 +406,7 @@ def test_reference_starts_from_its_compiled_script_named_by_its_bytes(tmp_path, 
 
 
 def test_reference_starts_from_the_script_when_caching_is_off(monkeypatch):
-    from cases import settings
+    from cases.kit import settings
 
     monkeypatch.setenv("FORGE_FIXTURE_CACHE", "off")
     assert settings.reference_argv() == [sys.executable, "-S", str(settings.REFERENCE_ADAPTER)]

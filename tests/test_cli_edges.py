@@ -194,7 +194,7 @@ def test_an_interrupted_run_stops_the_tree_and_writes_the_partial_report(tmp_pat
 _ENDLESS_STOP = r"""
 import os, signal, sys, threading
 sys.path.insert(0, sys.argv[1])
-from cases import stopping
+from cases.harness import stopping
 from wire.process import Child
 stopping.STOP_BOUND_S = float(sys.argv[2])
 child = Child.spawn(["sleep", "120"], env=None)
@@ -241,7 +241,7 @@ def test_a_stop_signal_landing_in_a_weakref_callback_is_raised_again_not_lost(ca
     import signal
     import weakref
 
-    from cases import stopping
+    from cases.harness import stopping
 
     previous = stopping.catch()
     raised = []

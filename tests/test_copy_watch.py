@@ -1,4 +1,4 @@
-"""cases.copy_watch: the harness's check that no adapter changed its fixture copy.
+"""cases.harness.copy_watch: the harness's check that no adapter changed its fixture copy.
 
 A copy whose watch saw nothing is not walked; any change is found and named,
 in a group's check and at the end of the run (``full``); a copy found changed
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cases import copy_watch
+from cases.harness import copy_watch
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def copy(tmp_path) -> Path:
 
 @pytest.fixture
 def walks(monkeypatch):
-    """How many times the copy was walked (cases.fixture_view.snapshot)."""
+    """How many times the copy was walked (cases.harness.fixture_view.snapshot)."""
     count = [0]
     real = copy_watch.snapshot
 

@@ -1,7 +1,7 @@
 """The rule-coverage map cannot drift: every MUST of PROTOCOL.md is judged by a
 case or carries a status and a reason, every mapped id is a registry case,
 every registry case judges a rule, and COVERAGE.md and the README's counts
-are what cases/coverage.py renders from cases/rules.json."""
+are what cases/judges/coverage.py renders from cases/rules.json."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cases import coverage, rules as R
+from cases.judges import coverage, rules as R
 from cases.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ def test_every_must_is_judged_or_has_a_status():
     waiting = R.unmapped_musts(RULES)
     assert not waiting, (
         f"{len(waiting)} MUST rule(s) judged by no case and given no status "
-        f"(python3 -m cases.coverage --missing):\n"
+        f"(python3 -m cases.judges.coverage --missing):\n"
         + "\n".join(f"  {r.id} \"{r.quote}\" (planned: {r.planned or '-'})" for r in waiting))
 
 
@@ -39,12 +39,12 @@ def test_every_mapped_id_is_a_registry_case():
 
 
 def test_every_registry_case_judges_a_rule():
-    assert R.uncited_cases(RULES) == [], "cases that judge no rule of cases/rules.json"
+    assert R.uncited_cases(RULES) == [], "cases that judge no rule of cases/judges/rules.json"
 
 
 def test_coverage_md_is_the_generated_output():
     text = (ROOT / "COVERAGE.md").read_text(encoding="utf-8")
-    assert text == coverage.render(RULES), "run: python3 -m cases.coverage --update"
+    assert text == coverage.render(RULES), "run: python3 -m cases.judges.coverage --update"
 
 
 def test_readme_states_the_counts():
@@ -53,7 +53,7 @@ def test_readme_states_the_counts():
     body, found, _ = rest.partition(coverage.END)
     assert found, f"README.md has no {coverage.BEGIN} ... {coverage.END} markers"
     assert body == "\n" + coverage.readme_section(RULES), \
-        "run: python3 -m cases.coverage --update"
+        "run: python3 -m cases.judges.coverage --update"
 
 
 def _normalised(text: str) -> str:

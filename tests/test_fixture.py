@@ -672,7 +672,7 @@ def test_git_answers_are_gits_and_a_later_run_asks_no_git(tmp_path, vcs_cache, m
     """fixture.git_answers: what one run asked git about a build (a failing
     question too) is what the next run gets without running git; a file that
     is damaged or of another key is ignored whole; off means none."""
-    from cases.fixture_view import FixtureView
+    from cases.harness.fixture_view import FixtureView
     from fixture import git_answers
     cache_root, _ = vcs_cache
     inputs = FIXTURE_ROOT / "vcs-inputs"

@@ -1,4 +1,4 @@
-"""A run in several processes (``--jobs N``, cases/jobs.py) gives the verdicts
+"""A run in several processes (``--jobs N``, cases/cli/jobs.py) gives the verdicts
 of a run in one: the same outcome, message and warnings for every case, for
 the reference, the nonconforming gate, and mutants whose only evidence is seen
 by the protocol monitor in a worker other than the one its owner case runs in.
@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from cases import exits, harness, jobs, registry, stopping, worker
+from cases.kit import exits
+from cases.harness import session as harness, stopping, worker
+from cases.cli import jobs
+from cases import registry
 from tests import gate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from cases.loopback_proxy import GatedProxy, _target, is_loopback
+from cases.kit.loopback_proxy import GatedProxy, _target, is_loopback
 from tests.adapters.http_double import HttpDouble
 
 

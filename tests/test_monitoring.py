@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cases import claims, monitoring, null_params
+from cases.judges import claims, monitoring, null_params
 from wire import monitor as m
 from wire.monitor import Finding
 
@@ -118,7 +118,7 @@ def _exits(at: str, act) -> list:
     from wire.transport import Provider
 
     env = {**os.environ, "EXIT_AT": at}
-    # the suite's monitor (cases/claims.py builds on the protocol monitor)
+    # the suite's monitor (cases/judges/claims.py builds on the protocol monitor)
     with Provider([sys.executable, "-c", EXITER], env=env, deadline_s=10,
                   monitor=claims.ClaimsMonitor("no-fixture")) as p:
         p.start()

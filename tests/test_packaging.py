@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cases import release
+from cases.report import release
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = re.search(r'(?m)^version\s*=\s*"([^"]+)"',
@@ -90,7 +90,7 @@ def test_the_wheel_holds_one_namespace_with_the_fixture_data(installed):
     missing = [f for f in frozen if f not in shipped and f not in generated
                and not f.startswith(("vcs/", "wide/"))]
     assert not missing, missing
-    cli = zipfile.ZipFile(installed["wheel"]).read("forge_conformance/cases/cli.py").decode()
+    cli = zipfile.ZipFile(installed["wheel"]).read("forge_conformance/cases/cli/command.py").decode()
     assert "from forge_conformance.cases import invocation, registry" in cli
     assert not re.search(r"(?m)^\s*from (wire|cases|fixture|vendor)\b", cli)
 

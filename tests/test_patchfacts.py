@@ -1,4 +1,4 @@
-"""Self-tests of cases/patchfacts.py, FC-103's reading of a patch.
+"""Self-tests of cases/kit/patchfacts.py, FC-103's reading of a patch.
 
 git's own diffs of random texts, with each diff algorithm and several
 context sizes, must apply exactly (whatever their hunks look like); a
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases.patchfacts import apply_problem, hunks
+from cases.kit.patchfacts import apply_problem, hunks
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["git", "--version"], capture_output=True).returncode != 0,

@@ -95,7 +95,7 @@ def test_each_module_implements_exactly_its_group(group):
 
 @pytest.mark.parametrize("group", registry.GROUPS)
 def test_a_run_order_names_each_case_of_its_group_once(group):
-    """A module's RUN_ORDER (cases.plugin runs its cases in that order) lists
+    """A module's RUN_ORDER (cases.harness.plugin runs its cases in that order) lists
     exactly its group's ids: a case added later cannot be left out of it."""
     order = getattr(importlib.import_module(f"cases.test_{group}"), "RUN_ORDER", None)
     if order is None:
@@ -179,7 +179,7 @@ def _monitor_rules() -> set[str]:
 
 def _reported_rules() -> set[str]:
     """Every rule key a finding of the run can carry."""
-    from cases import claims, monitoring, null_params
+    from cases.judges import claims, monitoring, null_params
 
     return _monitor_rules() | set(claims.JUDGES) | set(null_params.RULES) | {monitoring.CACHE_ROOT}
 
@@ -260,7 +260,7 @@ def test_every_rule_key_is_reached_by_its_findings():
     describes (no key shadowed by another, none that no finding reaches), a
     refined key names members of the reply it refines and an owner other
     than its parent's (else it says nothing)."""
-    from cases import monitoring
+    from cases.judges import monitoring
     from wire import monitor as m
     from wire.messages import RESULT_TYPES, PartialParams
 
@@ -284,7 +284,7 @@ def test_every_rule_key_is_reached_by_its_findings():
 
 
 def test_a_second_judge_for_a_rule_is_refused():
-    from cases import claims
+    from cases.judges import claims
 
     before = dict(claims.JUDGES)
     with pytest.raises(ValueError, match="a second judge"):
@@ -295,7 +295,7 @@ def test_a_second_judge_for_a_rule_is_refused():
 
 
 def test_spec_rules_are_rules_of_rules_json():
-    from cases import rules
+    from cases.judges import rules
 
     assert rules.unlisted_spec_rules(rules.load()) == []
     assert rules.unlisted_spec_rules((), {"R-1.1-none": ("FC-001",)}) != []

@@ -1,5 +1,5 @@
 """Releases an adapter's CI can pin: the version, the matrix digest, the
-changelog and ``--diff`` (cases/release.py, CHANGELOG.md, README "In your CI").
+changelog and ``--diff`` (cases/report/release.py, CHANGELOG.md, README "In your CI").
 
 - the version is ``<protocol major>.<protocol minor>.<suite release>``, read
   from pyproject.toml alone, and ``--version`` names it with the protocol and
@@ -28,7 +28,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from cases import invocation, known_failures, registry, release, report
+from cases.kit import invocation
+from cases.report import known_failures, release, writers as report
+from cases import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = ROOT / "CHANGELOG.md"
@@ -86,10 +88,10 @@ def test_the_digest_follows_what_judges(tmp_path):
 
     # a case's code, the registry rows, a run-wide judge, the kit, the monitor,
     # the rules table and the fixture manifest each change it
-    for rel in ("cases/test_trees.py", "cases/registry.py", "cases/claims.py",
-                "cases/replies.py", "wire/monitor.py", "fixture/catalog.py"):
+    for rel in ("cases/test_trees.py", "cases/registry.py", "cases/judges/claims.py",
+                "cases/kit/replies.py", "wire/monitor.py", "fixture/catalog.py"):
         assert changed(rel, comment) != first, rel
-    assert changed("cases/rules.json", lambda d: d.replace(b"MUST", b"SHOULD", 1)) != first
+    assert changed("cases/judges/rules.json", lambda d: d.replace(b"MUST", b"SHOULD", 1)) != first
     assert changed("fixture/MANIFEST.sha256", lambda d: d.replace(b"0", b"1", 1)) != first
     # a module that only starts, carries out or reports a run does not
     for rel in sorted(release.NOT_JUDGING):

@@ -1,5 +1,5 @@
 """A run reads its knobs and its adapter command once a process: the command
-line's Settings (cases/cli.py) are the session's (cases.harness.GivenSettings),
+line's Settings (cases/cli/command.py) are the session's (cases.harness.session.GivenSettings),
 the adapter's argv stays the list it was given, never joined and split again."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = r"""
 import json, sys
-from cases import settings
+from cases.kit import settings
 built, split = [], []
 real_from_env = settings.Settings.from_env.__func__
 def counted(cls, adapter=None, environ=None):
@@ -24,7 +24,8 @@ settings.Settings.from_env = classmethod(counted)
 import shlex
 real_split = shlex.split
 shlex.split = lambda *a, **k: (split.append(a[0]), real_split(*a, **k))[1]
-from cases import cli, harness
+from cases.cli import command as cli
+from cases.harness import session as harness
 seen = []
 real_init = harness.Harness.__init__
 def init(self, config):
@@ -51,7 +52,7 @@ def test_one_process_builds_its_settings_once_and_keeps_the_argv_a_list():
 
 _FORKED_PROBE = r"""
 import json, os, sys
-from cases import settings
+from cases.kit import settings
 log = os.environ["PROBE_LOG"]
 def note(kind, value):
     with open(log, "a", encoding="utf-8") as f:   # (each process appends whole lines)
@@ -67,7 +68,8 @@ def split(text, *a, **k):
     note("split", text)
     return real_split(text, *a, **k)
 shlex.split = split
-from cases import cli, harness
+from cases.cli import command as cli
+from cases.harness import session as harness
 real_init = harness.Harness.__init__
 def init(self, config):
     real_init(self, config)

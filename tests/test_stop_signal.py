@@ -5,7 +5,7 @@ STEP_S of its first second: while ``run`` holds SIGINT back and installs its
 handler, while the CLI imports, the pre-flight materializes the fixture and
 starts the adapter, the ``--jobs`` workers are forked, and the first cases
 run. Each time the run must end with 130 and exactly one line, never go on,
-never print a traceback (cases/stopping.py says how each instant is covered).
+never print a traceback (cases/harness/stopping.py says how each instant is covered).
 
 The interpreter is started with SIGINT held back (blocked, its disposition
 the default), as ``run`` holds it back across its own re-exec into the venv:

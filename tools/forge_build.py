@@ -12,7 +12,7 @@ the wheel holds one namespace, ``forge_conformance``:
                              MANIFEST.sha256, .gitattributes: byte for byte)
     vendor/*                 forge_conformance/vendor/* (the reference adapter)
     (generated)              forge_conformance/__init__.py (``__version__``, and
-                             ``__matrix__``: the checkout's matrix digest, cases/release.py),
+                             ``__matrix__``: the checkout's matrix digest, cases/report/release.py),
                              forge_conformance/__main__.py
 
 While copying, the absolute imports of those four packages are rewritten to
@@ -60,14 +60,14 @@ tests: ``from forge_conformance.wire import client`` (see its docstring).
 """
 
 __version__ = %r
-__matrix__ = %r   # the matrix digest of the checkout it was built from (cases/release.py)
+__matrix__ = %r   # the matrix digest of the checkout it was built from (cases/report/release.py)
 '''
 
 _MAIN = '''"""``python -m forge_conformance [options] [-- adapter argv...]``"""
 
 import sys
 
-from forge_conformance.cases.entry import module_main
+from forge_conformance.cases.cli.entry import module_main
 
 if __name__ == "__main__":
     sys.exit(module_main())
@@ -113,10 +113,10 @@ def _metadata(project: dict) -> str:
 
 
 def matrix_digest() -> str:
-    """The checkout's matrix digest, by cases/release.py (loaded by its path:
+    """The checkout's matrix digest, by cases/report/release.py (loaded by its path:
     this backend imports nothing of the suite's packages)."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("_forge_release", ROOT / "cases" / "release.py")
+    spec = importlib.util.spec_from_file_location("_forge_release", ROOT / "cases" / "report" / "release.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.compute_digest(str(ROOT))

@@ -13,7 +13,7 @@ case can call them later instead of its own copy:
   entries' typing, as cases/test_trees.py judges the canonical trees;
 * ``line_problem``: a search hit's line (1-based, split on ``\\n`` only, RULINGS;
   the term in any case of letters), as cases/test_search.py and
-  cases/claims.py judge a fixture term's hits;
+  cases/judges/claims.py judge a fixture term's hits;
 * ``web_url_problem``: a web URL for a path with `` #?%`` in it: a URL
   (no raw blank or control character, every ``%`` an escape) in which the
   path's hostile characters are escaped (cases/test_listings.py checks
@@ -21,10 +21,10 @@ case can call them later instead of its own copy:
 
 Rules a case module judges in a function of its own are judged by that
 function: ``by_case(owner, judge, ...)`` runs it outside a case run and turns
-its failure (cases.api.CaseFailed) into a ``Violation`` of ``owner``; its
+its failure (cases.kit.api.CaseFailed) into a ``Violation`` of ``owner``; its
 warnings (SHOULDs) are not explore's business.
 
-The protocol monitor (wire/monitor.py, owners in cases/monitoring.py) judges
+The protocol monitor (wire/monitor.py, owners in cases/judges/monitoring.py) judges
 every frame besides; explore hands its findings to their owners unchanged.
 """
 
@@ -87,8 +87,8 @@ def by_case(owner: str, judge, *args, **kwargs) -> Violation | None:
     None. What it warns is dropped: explore judges MUSTs only."""
     import warnings
 
-    from cases.api import UNSET, CaseFailed
-    from cases.api import show
+    from cases.kit.api import UNSET, CaseFailed
+    from cases.kit.api import show
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -31,11 +31,11 @@ from pathlib import Path
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from cases import monitoring
-from cases.commit_ids import git_commit_of
+from cases.judges import monitoring
+from cases.kit.commit_ids import git_commit_of
 from cases.explore import judges as J
-from cases.formats import b64_loose, instant   # b64: bytes, not the encoding (the blob case's)
-from cases.settings import CACHE_BYTES, CACHE_PROVIDER
+from cases.kit.formats import b64_loose, instant   # b64: bytes, not the encoding (the blob case's)
+from cases.kit.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
@@ -79,7 +79,7 @@ class BudgetSpent(BaseException):
 
 
 class GitView:
-    """git in one drawn repository, for cases.gitfacts (``.path``, ``git_bytes``).
+    """git in one drawn repository, for cases.kit.gitfacts (``.path``, ``git_bytes``).
     Pathspecs are literal: drawn names hold '?' and other glob characters."""
 
     def __init__(self, path: Path, home: Path, repo_id: str = ""):
@@ -97,7 +97,7 @@ class GitView:
         return proc.stdout
 
     def repo(self, _name: str) -> str:
-        """The repository id (cases.commit_ids asks ``fx.repo(VCS)``: here, this one)."""
+        """The repository id (cases.kit.commit_ids asks ``fx.repo(VCS)``: here, this one)."""
         return self.repo_id
 
     def commit_of(self, rev: str) -> str | None:
@@ -132,7 +132,7 @@ class Explore(RuleBasedStateMachine):
         ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound
         self.drawn = drawn
         # named as a run's fixture copy and cache are, so --replay maps the
-        # transcript's paths onto its own (cases/replay.py)
+        # transcript's paths onto its own (cases/cli/replay.py)
         self.tmp = Path(tempfile.mkdtemp(prefix="forge-explore-", dir=ctx.temp))
         self.fx = self.tmp / "forge-fixture-drawn"
         self.commits = ctx.materialize(drawn, self.fx)
@@ -298,7 +298,7 @@ class Explore(RuleBasedStateMachine):
         holding the term. Judged by the cases' own judges: FC-070's
         judge_limit (one-shot), FC-042's judge_metadata_only (streamed), and
         the line rule on every hit."""
-        from cases.replies import Search
+        from cases.kit.replies import Search
         from cases.test_bounded import judge_limit
         from cases.test_streaming import judge_metadata_only
         term, planted = _pick(self.drawn.terms, t)
@@ -342,7 +342,7 @@ class Explore(RuleBasedStateMachine):
         typing ahead), judged by FC-045's own judge: it ends with a result. A
         stream still going STREAM_READ_S after the cancel is legal (a cancel
         is advisory) and left to end by itself."""
-        from cases.replies import stream_read_s
+        from cases.kit.replies import stream_read_s
         from cases.test_streaming import judge_cancelled_reply
         term, planted = _pick(self.drawn.terms, t)
         q = f"repo:{self.rid(planted[0][0])} {term}" if scoped else term
@@ -414,7 +414,7 @@ class Explore(RuleBasedStateMachine):
     @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("log"))
     @rule(r=PICK, k=PICK, f=PICK, with_path=st.booleans(), limit=st.sampled_from(LOG_LIMITS))
     def repo_log(self, r, k, f, with_path, limit):
-        from cases import gitfacts
+        from cases.kit import gitfacts
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
         path = _pick(sorted(self.files_at(repo, ref)), f) if with_path else None
@@ -486,11 +486,11 @@ class Explore(RuleBasedStateMachine):
         """repo/blame of a text file at ref null or a drawn ref, judged by FC-098's own
         judge against git blame (which commit only at the default branch: at
         another ref that is FC-131's); ids resolved as the cases resolve them
-        (cases.commit_ids: a backend's own spelling through repo/log)."""
+        (cases.kit.commit_ids: a backend's own spelling through repo/log)."""
         from types import SimpleNamespace
 
-        from cases.commit_ids import resolve
-        from cases.gitfacts import git_blame
+        from cases.kit.commit_ids import resolve
+        from cases.kit.gitfacts import git_blame
         from cases.test_revisions import judge_blame
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k) if at_ref else None   # the host blames at null most

@@ -171,9 +171,9 @@ def main(settings, *, seed: str, budget_s: float | None, examples: int | None,
     """The CLI's --explore (options checked there): prints the verdict, writes
     the JSON report, returns the exit code. ``seed``: digits, "default" or
     "random"."""
-    from cases import invocation
+    from cases.kit import invocation
     from cases.explore.machine import CannotRun
-    from cases.settings import make_temp_area
+    from cases.kit.settings import make_temp_area
 
     if seed == "random":
         number = int.from_bytes(os.urandom(4), "big")
@@ -265,8 +265,8 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
 
 def write_reports(rep: dict, *, json_path=None, junit_path=None, html_path=None) -> None:
     """The report as JSON, JUnit XML and single-file HTML, written by the
-    cases' own writers (cases/report.py, cases/html_report.py)."""
-    from cases import html_report, report
+    cases' own writers (cases/report/writers.py, cases/report/html_report.py)."""
+    from cases.report import html_report, writers as report
     if json_path:
         Path(json_path).write_text(json.dumps(rep, indent=1, ensure_ascii=False) + "\n",
                                    encoding="utf-8")
@@ -280,8 +280,9 @@ def build_report(ctx: Context, found, evidence, seed, budget, examples, took, co
                  folder, settings) -> dict:
     """The cases' top-level report shape: one row per case (judged ones
     passed, the finding's owner failed, the rest skipped) and an explore member."""
-    from cases import invocation, registry
-    from cases.report import PROTOCOL
+    from cases.kit import invocation
+    from cases import registry
+    from cases.report.writers import PROTOCOL
     rows = []
     for c in registry.REGISTRY:
         row = {"id": c.id, "group": c.group, "title": c.title, "spec": c.spec, "since": c.since,

@@ -274,7 +274,7 @@ class BlameUnterminatedLastLine(ResultEdit):
 
 
 if __name__ == "__main__":
-    from cases.invocation import keep_bytecode
+    from cases.kit.invocation import keep_bytecode
     keep_bytecode()
     args = sys.argv[1:]
     if args[:1] == ["--list"]:

@@ -220,7 +220,7 @@ class LogDropsRoot(Hooks):
 
     Hides on: a log of one commit, and logs cut by limit (they say truncated
     true). A log cut without truncated true is FC-095's (every log reply of
-    the run, cases/claims.py); FC-130, which walks logs at refs again,
+    the run, cases/judges/claims.py); FC-130, which walks logs at refs again,
     skips naming it.
     """
 

@@ -1,7 +1,7 @@
 """Path mutants, part q: the truncation, transport, round-trip, revision,
 handshake and listing rules, each mutant breaking one MUST only where its
 owner case does not look first: `truncated` lies in a respawned generation
-(judged on every reply of the run, cases/claims.py), a malformed repo/log `truncated`,
+(judged on every reply of the run, cases/judges/claims.py), a malformed repo/log `truncated`,
 repo/log with a limit at a commit id, three searches in flight at once, a
 remote clone URL, blob_at of a path the ref lacks, a commit id off the
 default branch that no ref names, a cancel for a finished request that
@@ -139,7 +139,7 @@ class RespawnSearchEmptyPage(RespawnedEdit):
     """A respawned generation's one-shot searches answer no hit at all, with truncated true.
 
     Hides on: a respawned generation; truncated true makes any cut a page
-    (FC-070's cases.claims judge no lie in it), so FC-050 tells a page that
+    (FC-070's cases.judges.claims judge no lie in it), so FC-050 tells a page that
     holds some of the files from one that holds none: a search not served.
     """
 
@@ -160,7 +160,7 @@ class RespawnStreamCutUntruncated(FirstInitialize):
 
     Hides on: a respawned generation; the streaming cases stream in the
     group adapter's first generation (FC-050 streams one after a respawn, and
-    cases.claims judges its cut as on every stream of the run).
+    cases.judges.claims judges its cut as on every stream of the run).
     """
 
     def partial(self, proxy, req, msg):
@@ -175,7 +175,7 @@ class RespawnCommitTruncatedLie(RespawnedEdit):
     """A respawned generation's repo/commit replies say truncated true over their full file list.
 
     Hides on: a respawned generation; FC-109 judges the group adapter's
-    replies (FC-050 asks a commit after a respawn, and cases.claims judges
+    replies (FC-050 asks a commit after a respawn, and cases.judges.claims judges
     every repo/commit reply of the run).
     """
 
@@ -191,7 +191,7 @@ class RespawnLinesZeroBased(FirstInitialize, EveryHit):
     """A respawned generation's search hits, one-shot and streamed, give 0-based lines.
 
     Hides on: a respawned generation; FC-031 reads the lines of its own
-    searches, all in the group adapter's first generation (cases.claims
+    searches, all in the group adapter's first generation (cases.judges.claims
     reads the line of every hit of a fixture term's search in the run).
     """
 

@@ -5,7 +5,7 @@ requests show these; the protocol monitor's unasked exits, wire/monitor.py
 ``exited``, owners in cases/registry.py, fail the owner of what the exit
 followed, wherever in the run it happened), and one that reads an optional
 param's `null` otherwise than its absence (the cases send the host's
-spelling only; cases/null_params.py asks both on the run's requests).
+spelling only; cases/judges/null_params.py asks both on the run's requests).
 
 Each mutant fails exactly its owner case (a hook class per switch, its
 docstring's first line what it changes, then "Hides on:"). mutants.py

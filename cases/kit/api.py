@@ -1,0 +1,165 @@
+"""The case API: what a case module calls to judge an adapter.
+
+``case`` binds a test function to its registry row; ``fc_assert`` / ``fail``
+fail the running case with its evidence (expected vs got), ``warn`` attaches
+a warning, ``skip`` skips it citing its id. ``show`` / ``shown`` / ``cut`` put evidence into
+a sentence (the reports use them too). ``need`` skips a case as not
+evaluated when its evidence is missing because of a defect another case
+owns, and ``owner(topic)`` names that case from the registry's OWNERS
+(RULINGS "Attribution": one defect, one case).
+
+The harness tells this module which case is running (``begin`` / ``end``);
+nothing here knows about processes or pytest hooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from cases import registry
+from cases.registry import Case
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+UNSET: Any = _Unset()
+
+
+class CaseFailed(AssertionError):
+    """A case's check failed: ``[FC-010] title — why: expected …, got …``."""
+
+    def __init__(self, why: str, expected: Any = UNSET, got: Any = UNSET,
+                 case: Case | None = None):
+        self.why = why or "check failed"
+        self.expected = expected
+        self.got = got
+        self.case = case
+        super().__init__(str(self))
+
+    @property
+    def sentence(self) -> str:
+        """``why: expected …, got …`` (no case prefix)."""
+        bits = []
+        if self.expected is not UNSET:
+            bits.append(f"expected {shown(self.expected)}")
+        if self.got is not UNSET:
+            bits.append(f"got {shown(self.got)}")
+        return self.why + (": " + ", ".join(bits) if bits else "")
+
+    def __str__(self) -> str:
+        if self.case is None:
+            return self.sentence
+        return f"[{self.case.id}] {self.case.title} — {self.sentence}"
+
+
+# The running case's record (cases.harness.session.CaseRun: .case, .warnings), or None.
+_RUN: Any = None
+
+
+def begin(run: Any) -> None:
+    global _RUN
+    _RUN = run
+
+
+def end() -> None:
+    global _RUN
+    _RUN = None
+
+
+def running() -> Any:
+    return _RUN
+
+
+def _current_case() -> Case | None:
+    return _RUN.case if _RUN is not None else None
+
+
+def case(case_id: str) -> Callable:
+    """Bind a test function to its registry entry (one function per id)."""
+    entry = registry.by_id(case_id)
+
+    def bind(fn):
+        fn.forge_case = entry
+        return fn
+    return bind
+
+
+def fail(why: str, expected: Any = UNSET, got: Any = UNSET) -> None:
+    """Fail the running case: why, and the evidence (expected vs got)."""
+    raise CaseFailed(why, expected, got, _current_case())
+
+
+def fc_assert(cond: Any, expected: Any = UNSET, got: Any = UNSET, why: str = "") -> None:
+    """Fail the running case unless ``cond`` holds."""
+    if not cond:
+        raise CaseFailed(why, expected, got, _current_case())
+
+
+def warn(text: str) -> None:
+    """Attach a warning to the running case (reported, never fails)."""
+    if _RUN is not None:
+        _RUN.warnings.append(str(text))
+    else:
+        import warnings
+        warnings.warn(str(text), stacklevel=2)
+
+
+def skip(reason: str) -> None:
+    """Skip the running case; the reason is prefixed with the case id."""
+    c = _current_case()
+    if c is not None and not reason.startswith(f"[{c.id}]"):
+        reason = f"[{c.id}] {reason}"
+    import pytest   # (here: the CLI's pre-flight uses this module's failures without pytest)
+    pytest.skip(reason)
+
+
+def owner(topic: str) -> str:
+    """"<topic> FC-nnn's" (``owner("tree replies are")`` -> "tree replies are
+    FC-020's"): the owner looked up in registry.OWNERS, for the tail of a
+    not-evaluated skip reason. KeyError for a topic nobody owns."""
+    return f"{topic} {registry.owner_of(topic)}'s"
+
+
+def need(evidence: Any, what: str, whose: str | None = None) -> None:
+    """Skip the running case as not evaluated unless ``evidence`` is truthy.
+
+    ``what`` says what is missing, ``whose`` whose rule that is (an
+    ``owner(...)`` sentence, or None when no case's defect explains it), e.g.
+    "[FC-021] not evaluated: repo/tree {"repo": "local/alpha", "ref": null}
+    listed none of the 25 paths on disk (coverage is FC-020's)"."""
+    if not evidence:
+        skip(f"not evaluated: {what}" + (f" ({whose})" if whose else ""))
+
+
+def show(value: Any, limit: int = 160) -> str:
+    """A value as evidence inside a case's sentence: compact JSON, strings quoted."""
+    return shown(value, limit, quote=True)
+
+
+def cut(text: Any, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(value: Any, limit: int = 200, *, quote: bool = False) -> str:
+    """Evidence for a message (a case's, a report's): compact JSON, strings as
+    written unless ``quote`` (a case telling "1" from 1 quotes them)."""
+    if isinstance(value, str) and not quote:
+        return cut(value, limit)
+    import json
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return cut(text, limit)
+
+
+def listing(items: Iterable[Any], limit: int = 6) -> str:
+    """'a, b, c (and 4 more)' for a collection of evidence items."""
+    items = sorted(str(i) for i in items)
+    head = ", ".join(items[:limit])
+    return head + (f" (and {len(items) - limit} more)" if len(items) > limit else "")

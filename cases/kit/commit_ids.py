@@ -1,0 +1,87 @@
+"""Commit ids in the backend's vocabulary (RULINGS "Content and revisions").
+
+The commit ids an adapter emits (repo/log, repo/blame, repo/refs,
+repo/commit) are judged by what they resolve to, never by comparing strings
+with git: a full 40-hex id, an abbreviated one, or a backend's own spelling
+all pass when the commit they name is the right one.
+
+``resolve`` names git's commit for an adapter's id: first the way a git
+backend's ids resolve (git itself resolves the spelling, abbreviated or not,
+to exactly one commit); otherwise through the adapter, which must accept its
+own ids back as a ``ref`` (PROTOCOL §3.7): the newest item of ``repo/log``
+at that ref is matched with git's commits by subject and date (author or
+committer instant), which the fixture keeps unique.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cases.kit.formats import instant
+from cases.kit.gitfacts import git_log, git_ref_commit, git_text
+from fixture.catalog import VCS
+from wire import ProviderError
+from wire.messages import Log, Refs, ShapeError, read, structure
+
+_HEXISH = re.compile(r"[0-9a-fA-F]{4,64}")
+
+
+def git_commit_of(fx, sha: Any) -> str | None:
+    """git's full id of the commit ``sha`` spells (a full or abbreviated
+    hex id), or None when git does not resolve it to exactly one commit."""
+    if not isinstance(sha, str) or not _HEXISH.fullmatch(sha):
+        return None
+    try:
+        out = git_text(fx, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").strip()
+    except RuntimeError:   # unknown or ambiguous
+        return None
+    return out or None
+
+
+def can_resolve(adapter, sha: Any) -> bool:
+    """Whether ``resolve`` can judge ``sha`` at all: a hex spelling git reads,
+    or an adapter that serves repo/log to resolve its own spelling back
+    through (one that declares log false is never asked it)."""
+    return isinstance(sha, str) and (bool(_HEXISH.fullmatch(sha)) or adapter.caps.log is True)
+
+
+def resolve(adapter, fx, sha: Any) -> str | None:
+    """git's full id of the commit the adapter's id ``sha`` names, or None."""
+    found = git_commit_of(fx, sha)
+    if found is not None or not isinstance(sha, str) or not sha or not can_resolve(adapter, sha):
+        return found
+    params = {"repo": fx.repo(VCS), "path": None, "ref": sha, "limit": 1}
+    try:
+        items = structure(adapter.request("repo/log", params), Log).items
+    except (ProviderError, ShapeError):
+        return None
+    if not items:
+        return None
+    when = instant(items[0].date)
+    matches = [c.sha for c in git_log(fx, "--all")
+               if c.subject == items[0].subject and when in c.dates]
+    return matches[0] if len(matches) == 1 else None
+
+
+def refs_round_trips(adapter, fx) -> dict[str, tuple[str, str]]:
+    """Every name and sha repo/refs lists for the vcs repo (PROTOCOL §3.6: each
+    is accepted back as a ref), as spelling -> (git's commit it names, what it
+    is). A name git has not, or a sha that resolves to no commit, is left
+    out (refs replies are FC-090's); a sha is taken at the commit it
+    resolves to (whether that is the ref's commit is FC-090's too)."""
+    refs = read(adapter.request("repo/refs", {"repo": fx.repo(VCS)}), Refs).model
+    out: dict[str, tuple[str, str]] = {}
+    for kind, label, rows in (("heads", "branch", refs.branches if refs else ()),
+                              ("tags", "tag", refs.tags if refs else ())):
+        for row in rows:
+            name, sha = row.name, row.sha
+            if isinstance(name, str) and name not in out:
+                commit = git_ref_commit(fx, kind, name)
+                if commit:
+                    out[name] = (commit, f"the {label} {name}")
+            if isinstance(sha, str) and sha not in out:
+                commit = resolve(adapter, fx, sha)
+                if commit:
+                    out[sha] = (commit, f"the sha repo/refs lists for {name}")
+    return out
