@@ -13,14 +13,15 @@ hook class in ``tests/adapters/`` registered with ``@mutant(switch, "FC-nnn")``
 FIXTURES.md) and, when it is computed from the bytes or from git, a function
 in ``cases/kit/facts.py`` or ``cases/kit/gitfacts.py``.
 
-Modules: ``api`` (case, fc_assert, fail, warn, skip, need, owner, show,
-listing), ``settings`` (the knobs, read once), ``replies`` (requests and
-their replies through the models), ``facts`` / ``gitfacts`` (expectations),
-``formats`` (base64, ISO-8601), ``netwatch`` (FC-052's instruments),
-``null_params`` (optional params asked null and absent, run-wide),
-``explain`` (failure sentences), ``fixture_view``, ``providers``, ``harness``
-and ``plugin`` (the pytest side; ``worker``: a --jobs worker's), ``finish``
-(the end of a run), ``report``, ``cli`` (``jobs``: the --jobs parent),
-``stopping`` (the stop path), ``entry`` and ``exits`` (entry points, exit
-codes), ``registry``.
+The house, every arrow pointing down (tests/test_house.py keeps it so):
+``cli/`` (options, entry points, the --jobs parent, --replay) over
+``explore/`` (--explore, which may reuse the cases' judges), over ``harness/``
+(the pytest plugin, the session and its run order, adapter slots, a --jobs
+worker, the stop path, the end of a run) and the case modules, over
+``judges/`` (run-wide verdicts) and ``report/`` (reports, failure sentences,
+the known-failures policy, the matrix digest), over ``kit/`` (what a case
+imports: the case API, replies, facts, formats; and the settings, the
+launcher, the exit codes), over ``registry`` (the matrix and the one
+ownership table), wire/ and fixture/. The case modules ``test_<group>.py``
+sit beside the harness that runs them (it loads them by name, never imports them).
 """

@@ -348,7 +348,7 @@ def _suite_python(root: Path) -> str:
 
 def _knows_jobs(root: Path) -> bool:
     """Whether ``root``'s run has --jobs (a checkout from before it has not)."""
-    return (root / "cases" / "cli" / "jobs.py").exists()
+    return any((root / "cases" / where).exists() for where in ("cli/jobs.py", "jobs.py"))
 
 
 def _phase_run(root: Path) -> dict:

@@ -3,7 +3,10 @@ CLI over the harness, the harness over the judges and the report, those over
 the case kit, the kit over wire/, fixture/ and the registry). Read from the
 sources: every import statement counts, function-level ones included, in
 each of its forms (``import cases.x``, ``from cases import x``, ``from
-cases.x import y``, relative ``from . import x``)."""
+cases.x import y``, relative ``from . import x``). And the wings' order: a
+module imports only modules of its own wing or of a lower rank in ``RANKS``
+(two wings of one rank do not import each other); a module of cases/ that no
+wing places fails the test until it is given one."""
 
 from __future__ import annotations
 
@@ -12,6 +15,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "cases"
+
+# Each wing of cases/ (a subpackage, or a module at the top) and its rank: a module may import
+# its own wing and any wing of a lower rank, nothing else.
+RANKS = {
+    "registry": 0,               # the matrix and the one ownership table
+    "kit": 1,                    # what a case imports; settings, launcher, exit codes
+    "judges": 2, "report": 2,    # run-wide verdicts; what a run tells its reader
+    "harness": 3,                # the pytest side
+    "test_*": 3,                 # the case modules: run by the harness, importing beneath it
+    "explore": 4,                # --explore: drives adapters, reuses the cases' own judges
+    "cli": 5,                    # the command line: nothing imports it
+}
+TOP = {"cases", "cases.conftest"}   # the package itself; conftest only names the plugin (a string)
 
 
 def _modules() -> dict[str, Path]:
@@ -95,3 +111,36 @@ def test_no_import_cycle_in_cases():
              for name, path in modules.items()}
     cycle = _cycle(graph)
     assert cycle is None, "import cycle in cases/: " + " -> ".join(cycle)
+
+
+def _wing(name: str) -> str | None:
+    """The wing of module ``name`` (a key of RANKS), or None when no wing places it."""
+    part = name.split(".")[1]
+    if part.startswith("test_"):
+        return "test_*"
+    return part if part in RANKS else None
+
+
+def test_the_wings_point_down():
+    modules = _modules()
+    unplaced = sorted(n for n in modules if n not in TOP and _wing(n) is None)
+    assert not unplaced, f"modules of cases/ in no wing (give each one a wing): {unplaced}"
+    upward = []
+    for name, path in modules.items():
+        if name in TOP:
+            continue
+        here = _wing(name)
+        for target in _imports(name, path.read_text(encoding="utf-8"), modules):
+            there = _wing(target)
+            if target not in TOP and there != here and RANKS[there] >= RANKS[here]:
+                upward.append(f"{name} ({here}, rank {RANKS[here]}) imports {target} "
+                              f"({there}, rank {RANKS[there]})")
+    assert not upward, "imports against the wings' order:\n" + "\n".join(upward)
+
+
+def test_every_wing_says_what_it_owns():
+    for init in sorted((ROOT / PACKAGE).glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        where = init.relative_to(ROOT)
+        assert doc and len(doc.split()) >= 12, f"{where}: no docstring saying what it owns"
+        assert init.parent.name in RANKS, f"{init.parent.name}/ is a wing RANKS does not rank"

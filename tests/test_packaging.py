@@ -90,8 +90,10 @@ def test_the_wheel_holds_one_namespace_with_the_fixture_data(installed):
     missing = [f for f in frozen if f not in shipped and f not in generated
                and not f.startswith(("vcs/", "wide/"))]
     assert not missing, missing
-    cli = zipfile.ZipFile(installed["wheel"]).read("forge_conformance/cases/cli/command.py").decode()
-    assert "from forge_conformance.cases import invocation, registry" in cli
+    wheel = zipfile.ZipFile(installed["wheel"])
+    cli = wheel.read("forge_conformance/cases/cli/command.py").decode()
+    assert "from forge_conformance.cases import registry" in cli
+    assert "from forge_conformance.cases.kit import invocation" in cli
     assert not re.search(r"(?m)^\s*from (wire|cases|fixture|vendor)\b", cli)
 
 

@@ -44,9 +44,12 @@ DIGEST_LEN = 12
 DATA_FILES = ("fixture/MANIFEST.sha256", "cases/judges/rules.json")
 CODE_DIRS = ("cases", "wire")     # every .py beneath them
 FIXTURE_CODE = "fixture"          # its top-level .py only: its data is in the manifest
-NOT_JUDGING = frozenset(f"cases/{name}.py" for name in (
-    "cli", "entry", "exits", "stopping", "invocation", "jobs", "worker", "finish", "report",
-    "html_report", "replay", "known_failures", "coverage", "release"))
+NOT_JUDGING = frozenset((
+    "cases/cli/command.py", "cases/cli/entry.py", "cases/cli/jobs.py", "cases/cli/replay.py",
+    "cases/kit/exits.py", "cases/kit/invocation.py",
+    "cases/harness/stopping.py", "cases/harness/worker.py", "cases/harness/finish.py",
+    "cases/report/writers.py", "cases/report/html_report.py", "cases/report/known_failures.py",
+    "cases/report/release.py", "cases/judges/coverage.py"))
 _SKIP_DIRS = {"__pycache__"}
 
 
