@@ -19,7 +19,7 @@ import sys
 DIST = "forge-conformance"
 # the checkout, or the installed package (the one definition: every module takes it from here,
 # as a Path through cases/kit/settings.py)
-ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # cases/kit/..
 RUN, CONSOLE, MODULE = "run", "console", "module"
 
 _launcher: str | None = None
