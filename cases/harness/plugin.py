@@ -27,7 +27,7 @@ from cases.harness.fixture_view import FixtureView
 from cases.harness.session import TRANSCRIPT_FRAMES, CaseRun, GroupSlot, Harness
 from cases.harness.providers import new_provider
 from cases.registry import Case
-from cases.kit.settings import REPO_ROOT, activate
+from cases.kit.settings import REPO_ROOT
 
 STDERR_TAIL_LINES = 20
 
@@ -105,15 +105,13 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     stopping.check()   # a stop whose KeyboardInterrupt was swallowed on the way ends here
-    run = h.current = CaseRun(c)
-    api.begin(run)
+    run = h.current = CaseRun(c)   # (the case API reads it: api.running())
     try:
         outcome = yield
     finally:
         for p, _ in run.attached:   # the frames of this case, judged by the monitor
             h.harvest(p, c.id)
         h.current = None
-        api.end()
     if outcome.excinfo is not None:   # KeyboardInterrupt mid-case: it did not run
         return
     result = report.CaseResult(
@@ -230,7 +228,7 @@ def pytest_unconfigure(config) -> None:
     h = harness.of(config)
     if h is not None:
         h.close()
-        activate(None)
+        api.attach(None)
 
 
 # ---------------------------------------------------------------- fixtures

@@ -35,7 +35,8 @@ from cases.harness.copy_watch import Baseline
 from cases.harness.fixture_view import FixtureView
 from cases.harness.providers import new_provider
 from cases.registry import Case
-from cases.kit.settings import TAIL_S, Settings, UsageError, activate, make_temp_area
+from cases.kit import api
+from cases.kit.settings import TAIL_S, Settings, UsageError, make_temp_area
 
 # How many frames of a process's transcript a failure shows when the process
 # exchanged nothing during the case.
@@ -207,7 +208,6 @@ class Harness:
     def __init__(self, config: pytest.Config):
         opt = config.getoption
         self.settings = _settings(config)
-        activate(self.settings)
         self.config = config
         self.temp = make_temp_area()
         self.home = self.temp / "home"
@@ -246,6 +246,7 @@ class Harness:
         self._cache_roots: list[tuple] = []   # (root, process label, case id): FC-055's, run-wide
         self.memo: dict = {}                  # run-scoped answers shared by cases (see spawn)
         self.started = time.monotonic()
+        api.attach(self)   # the case code's way to the knobs and the running case
 
     # --- fixture
 
