@@ -68,7 +68,8 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
         provider.respawn()
     except (ProviderError, SpawnError) as exc:
         fail("a restart after a kill must be cheap and idempotent",
-             expected=f"the respawned adapter answers initialize within {active_settings().deadline_s:g} s",
+             expected=f"the respawned adapter answers initialize within "
+                      f"{active_settings().deadline_s:g} s",
              got=describe(exc))
     serves_like(provider, adapter, fx, "respawned after a kill mid-request",
                 [ALPHA, *([VCS] if fx.vcs_built else [])])   # the git-backed path too
@@ -77,8 +78,8 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
 @case("FC-051")
 def test_same_answer_every_generation(spawn, fx):
     """With cache params, two respawns after real work (a repo/tree each; each
-    re-initialized with generation 1's params) get the same initialize result as generation 1: the same known
-    members (protocol, name, icon, the known capability keys), `cache` and
+    re-initialized with generation 1's params) get the same initialize result as generation 1: the
+    same known members (protocol, name, icon, the known capability keys), `cache` and
     unknown members aside; a member sent with the wrong type is left out (its
     type is FC-001..004's, FC-099's for the revision keys).
 

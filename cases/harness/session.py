@@ -172,8 +172,9 @@ def last_quiet_start(provider) -> float | None:
     streaming: set = set()
     last = None
     for e in provider.transcript.entries():
-        if e.direction == "out" and e.kind == "request" and isinstance(e.msg, dict) \
-                and isinstance(e.msg.get("params"), dict) and e.msg["params"].get("partial") is True:
+        params = e.msg.get("params") if isinstance(e.msg, dict) else None
+        if e.direction == "out" and e.kind == "request" and isinstance(params, dict) \
+                and params.get("partial") is True:
             streaming.add(e.id)
         elif (e.direction == "out" and e.kind == "notification") or \
                 (e.direction == "in" and e.kind == "reply" and e.id in streaming):
@@ -218,7 +219,7 @@ class Harness:
         self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
         self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
         self.given_kept_dir = Path(opt("forge_kept_dir")) if opt("forge_kept_dir") else None
-        self.worker_out = opt("forge_worker_out")   # a worker of cases/cli/jobs.py: where its part goes
+        self.worker_out = opt("forge_worker_out")   # a worker of cases/cli/jobs.py: its part
         self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
         from cases.report.known_failures import KnownFailuresError, Policy
         try:

@@ -68,7 +68,8 @@ def reference_argv() -> list[str]:
     if where is None:
         return plain
     try:
-        return [sys.executable, "-S", _compiled(REFERENCE_ADAPTER, os.path.join(where, "reference"))]
+        compiled = _compiled(REFERENCE_ADAPTER, os.path.join(where, "reference"))
+        return [sys.executable, "-S", compiled]
     except (OSError, SyntaxError, ValueError):
         return plain
 
