@@ -24,8 +24,8 @@ from cases.kit.commit_ids import refs_round_trips
 from cases.kit.commitfacts import (abbreviated, ask, canonical, need_files, patch_counts,
                                patch_problem, require_commit, resolves_to)
 from cases.kit.formats import instant
-from cases.kit.gitfacts import (git_all_commits, git_commit, git_ref_commit, git_refs, git_text, git_tip,
-                             unknown_commit_id)
+from cases.kit.gitfacts import (git_all_commits, git_commit, git_ref_commit, git_refs, git_text,
+                                git_tip, unknown_commit_id)
 from cases.kit.patchfacts import patch_content_problem
 from cases.kit.replies import try_request
 from fixture.catalog import (VCS, VCS_BINARY_CHANGED, VCS_DEFAULT_BRANCH, VCS_MODE_CHANGED,

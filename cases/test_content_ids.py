@@ -7,8 +7,8 @@ disk are compared (the entries' ``type`` is FC-021's business).
 
 from cases.kit.api import case, fc_assert, listing, need, owner, show
 from cases.kit.facts import ESCAPE_HINT, content_of, disk_blobs, read_or_none, served, url_hostile
-from cases.kit.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, remembered, search,
-                           sweep, tree, tree_what, try_request)
+from cases.kit.replies import (attempt, blob_bytes, blob_ids, files_at, listed_ids, remembered,
+                               search, sweep, tree, tree_what, try_request)
 from fixture.catalog import ALPHA, BETA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS, WIDE
 
 BLOB_REFUSAL_BYTES = 1 << 20   # §3.4: a blob over 1 MiB may be refused
@@ -142,7 +142,7 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
             served_ = blob_bytes(provider, fx_mutable, ALPHA, after)
             fc_assert(served_ == rewritten, expected=f"the {len(rewritten)} bytes {how}",
                       got="undecodable bytes_b64" if served_ is None else f"{len(served_)} "
-                      f"bytes ({'older content' if served_ in (original, longer) else 'other content'})",
+                      f"bytes ({'older' if served_ in (original, longer) else 'other'} content)",
                       why="repo/blob of the new id must serve the new bytes")
             for sha in old:   # an id names one content: an old id never serves new bytes
                 got, err = attempt(blob_bytes, provider, fx_mutable, ALPHA, sha)
@@ -246,7 +246,8 @@ def unresolved(adapter, fx, listed: dict) -> list[str]:
     out = []
     asks = [(name, path, sha) for name in RESOLVED
             for path, sha in sorted(listed.get(name, {}).items())]
-    asks += [(WIDE, path, sha) for path, sha in sorted(listed.get(WIDE, {}).items())[:WIDE_RESOLVED]]
+    asks += [(WIDE, path, sha)
+             for path, sha in sorted(listed.get(WIDE, {}).items())[:WIDE_RESOLVED]]
     for name, path, sha in asks:
         if len(read_or_none(fx, name, path) or b"") > BLOB_REFUSAL_BYTES:
             continue

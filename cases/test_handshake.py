@@ -73,7 +73,8 @@ def test_icon_builtin_or_one_glyph(adapter, spawn):
     code point.
     """
     judge(adapter, spawn, HANDSHAKE_ICON,
-          f"one of {', '.join(BUILTIN_ICONS)} or a single character", "an icon is a builtin name (exact spelling) or one glyph")
+          f"one of {', '.join(BUILTIN_ICONS)} or a single character",
+          "an icon is a builtin name (exact spelling) or one glyph")
 
 
 @case("FC-005")

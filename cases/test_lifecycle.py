@@ -20,7 +20,7 @@ from cases.kit.netwatch import Canary, SocketSampler
 from cases.kit.replies import (folded, listed_ids, path_types, reply_like, same_handshake_members,
                            serves_like, tree, tree_what, try_request, wait_first_partial_or_end)
 from cases.kit.gitfacts import git_text
-from cases.kit.settings import CACHE_PROVIDER, DEADLINE_S, SILENCE_S
+from cases.kit.settings import CACHE_PROVIDER, SILENCE_S, active as active_settings
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, VCS,
                              VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
 from wire import ProviderError, SpawnError
@@ -53,7 +53,7 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
         # a term whose hits stream early (alpha) while the scan goes on through wide
         call = provider.call("search/code", {"q": TERM_MANY_ALPHA, "limit": 500, "partial": True},
                              on_partial=lambda _: first.set())
-        wait_first_partial_or_end(call, first, DEADLINE_S)
+        wait_first_partial_or_end(call, first, active_settings().deadline_s)
     else:
         call = provider.call("repo/tree", {"repo": fx.repo(WIDE), "ref": None})
     if call.done:
@@ -68,7 +68,8 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
         provider.respawn()
     except (ProviderError, SpawnError) as exc:
         fail("a restart after a kill must be cheap and idempotent",
-             expected=f"the respawned adapter answers initialize within {DEADLINE_S:g} s",
+             expected=f"the respawned adapter answers initialize within "
+                      f"{active_settings().deadline_s:g} s",
              got=describe(exc))
     serves_like(provider, adapter, fx, "respawned after a kill mid-request",
                 [ALPHA, *([VCS] if fx.vcs_built else [])])   # the git-backed path too
@@ -77,8 +78,8 @@ def test_respawn_after_kill_mid_request(adapter, spawn, fx):
 @case("FC-051")
 def test_same_answer_every_generation(spawn, fx):
     """With cache params, two respawns after real work (a repo/tree each; each
-    re-initialized with generation 1's params) get the same initialize result as generation 1: the same known
-    members (protocol, name, icon, the known capability keys), `cache` and
+    re-initialized with generation 1's params) get the same initialize result as generation 1: the
+    same known members (protocol, name, icon, the known capability keys), `cache` and
     unknown members aside; a member sent with the wrong type is left out (its
     type is FC-001..004's, FC-099's for the revision keys).
 

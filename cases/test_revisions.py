@@ -13,14 +13,14 @@ from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, war
 from cases.kit.facts import url_hostile
 from cases.kit.commit_ids import can_resolve, git_commit_of, refs_round_trips, resolve
 from cases.kit.formats import b64_loose, basic_instant, instant
-from cases.kit.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths, git_ref_commit,
-                            git_refs, git_show, git_text, not_newest_first, telling_files,
-                            unknown_commit_id)
-from cases.kit.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind, listed_ids,
-                           read_reply, tree, tree_what, try_request)
+from cases.kit.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_paths,
+                                git_ref_commit, git_refs, git_show, git_text, not_newest_first,
+                                telling_files, unknown_commit_id)
+from cases.kit.replies import (handshakes, blob_bytes, blob_ids, by_path, expect_error, judge_kind,
+                               listed_ids, read_reply, tree, tree_what, try_request)
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_CRLF, VCS_DEFAULT_BRANCH,
-                             VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BLAME_TWO_AUTHORS, VCS_CRLF,
+                             VCS_DEFAULT_BRANCH, VCS_LIGHT_TAG, VCS_FEATURE_BRANCH,
                              VCS_FEATURE_REWRITTEN, VCS_MAIN_ADVANCED, VCS_SAME_BOTH,
                              VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log, Refs, read, structure
@@ -80,7 +80,8 @@ def test_refs_shape(adapter, fx):
                                               for r in listed if r.name in want)
                      if got != want_sha and can_resolve(adapter, r.sha)]
             fc_assert(not wrong,
-                      expected=f"the sha of each of the {what} naming the commit git's ref points at",
+                      expected=f"the sha of each of the {what} naming the commit git's ref "
+                               f"points at",
                       got=f"{listing(wrong)} (the {call} repo/refs)",
                       why="a ref's sha is the revision the ref points at (§3.6)")
     if defaults and defaults[0] != MAIN:
@@ -130,7 +131,8 @@ def test_tree_at_ref(adapter, fx):
         for path in paths:   # fetched right after their own tree: ids are opaque
             got = blob_bytes(adapter, fx, VCS, ids.get(path, ""))
             want_bytes = git_show(fx, ref, path)
-            if got not in (None, want_bytes) and got == want_bytes.decode("utf-8", "replace").encode():
+            if got not in (None, want_bytes) \
+                    and got == want_bytes.decode("utf-8", "replace").encode():
                 left_out.append(f"{path} at {ref} comes back text-decoded (U+FFFD) "
                                 f"({owner('blob replies are')})")
                 continue
@@ -152,7 +154,8 @@ def unknown_short_id(fx):
 @case("FC-092")
 def test_tree_at_unknown_ref(adapter, fx):
     """repo/tree at an unknown ref name, and at a 40-hex and a 12-hex id that
-    exist nowhere, is an error of kind not_found (an adapter that never answers fails at the deadline).
+    exist nowhere, is an error of kind not_found (an adapter that never answers fails at the
+    deadline).
 
     Falsified by: unknown-ref-default: repo/tree at a ref the adapter cannot resolve serves the
     default branch instead.
@@ -444,7 +447,8 @@ def test_blob_at(adapter, fx):
     trees = {}
     for ref in (MAIN, FEATURE, *sorted(git_refs(fx, "tags"))):
         at = ref
-        paths = [*DIVERGING, VCS_CRLF, *sorted(p for p in git_paths(fx, at) or () if url_hostile(p))]
+        hostile = sorted(p for p in git_paths(fx, at) or () if url_hostile(p))
+        paths = [*DIVERGING, VCS_CRLF, *hostile]
         paths = [p for p in paths if p in (git_paths(fx, at) or ())]
         served = {}
         for path in paths:
@@ -569,7 +573,8 @@ def test_blame(adapter, fx):
         what = f"repo/blame {show(params)}"
         ranges = structure(adapter.request("repo/blame", params), Blame).ranges
         whens = [log_instant(r.date, what) for r in ranges]   # at every ref asked
-        bad = [f"{r.start_line}-{r.end_line}: {r.date!r}" for r, w in zip(ranges, whens) if w is None]
+        bad = [f"{r.start_line}-{r.end_line}: {r.date!r}"
+               for r, w in zip(ranges, whens) if w is None]
         fc_assert(not bad, expected="ISO-8601 dates", got=f"dates {listing(bad)}",
                   why=f"{what}: a blame range's date is an ISO-8601 string (§3.8)")
         want = git_blame(fx, ref or MAIN, path)
@@ -665,7 +670,8 @@ def test_capability_honesty(adapter, spawn, fx):
 # Whose rule the reply of each revision probe is.
 REPLY_OWNERS = {"repo/refs": owner("refs replies are"), "repo/log": owner("log replies are"),
                 "repo/blob_at": owner("blob_at replies are"),
-                "repo/blame": owner("blame replies are"), "repo/commit": owner("commit replies are")}
+                "repo/blame": owner("blame replies are"),
+                "repo/commit": owner("commit replies are")}
 
 
 def capability_probes(fx, capability):

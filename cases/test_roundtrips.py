@@ -17,10 +17,10 @@ from cases.kit.gitfacts import (blame_telling_file, git_all_commits, git_blame, 
                             git_show, not_newest_first)
 from cases.kit.replies import blob_ids, by_path, read_reply, tree, try_request
 from fixture import GIT_MISSING_REASON
-from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS, VCS_CRLF,
-                             VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH, VCS_FEATURE_REWRITTEN,
-                             VCS_ESCAPE_PATHS, VCS_LIGHT_TAG, VCS_MAIN_ADVANCED,
-                             VCS_THREE_COMMITS)
+from fixture.catalog import (VCS, VCS_ANNOTATED_TAG, VCS_BINARY_CHANGED, VCS_BLAME_TWO_AUTHORS,
+                             VCS_CRLF, VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH,
+                             VCS_FEATURE_REWRITTEN, VCS_ESCAPE_PATHS, VCS_LIGHT_TAG,
+                             VCS_MAIN_ADVANCED, VCS_THREE_COMMITS)
 from wire.messages import Blame, BlobAt, Log, read
 
 
@@ -352,8 +352,9 @@ def test_blob_at_null_ref(adapter, fx):
     """
     require(adapter, fx, "log")
     need_blob_at_served(adapter, fx)
+    # the URL-hostile names (VCS_ESCAPE_PATHS): FC-096 asks them at named refs only
     paths = (VCS_MAIN_ADVANCED, VCS_FEATURE_REWRITTEN, VCS_THREE_COMMITS, VCS_BINARY_CHANGED,
-             VCS_CRLF, *VCS_ESCAPE_PATHS)   # the URL-hostile names: FC-096 asks them at named refs only
+             VCS_CRLF, *VCS_ESCAPE_PATHS)
     listed = blob_ids(tree(adapter, fx, VCS).model, set(paths))
     left_out, judged = [], 0
     for path in paths:
@@ -382,7 +383,8 @@ def test_blob_at_null_ref(adapter, fx):
             continue
         if not sha_at_ref_agrees(adapter, fx, path):
             left_out.append(f"repo/blob_at of {path} at {VCS_DEFAULT_BRANCH} reports a sha its "
-                            f"tree at that ref does not list ({owner('blob_at shas at a ref are')})")
+                            f"tree at that ref does not list "
+                            f"({owner('blob_at shas at a ref are')})")
             continue
         fc_assert(result.sha == listed[path],
                   expected=f"sha {show(listed[path])} (repo/tree, ref null)",

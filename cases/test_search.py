@@ -83,8 +83,8 @@ LINE_TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
 def test_line_is_one_based_and_real(adapter, fx):
     """Every hit carrying `line`, one-shot and streamed, for terms with hits in
     every plain repository (alpha, beta, and a sample of WIDE_SAMPLE of
-    wide's 600 files) and several hits per reply or batch, and for a repo:-scoped search (the host's repository search), has
-    line >= 1, and that 1-based line of the file contains the term (any
+    wide's 600 files) and several hits per reply or batch, and for a repo:-scoped search (the host's
+    repository search), has line >= 1, and that 1-based line of the file contains the term (any
     line that does: one hit per matching line is fine). An adapter that sends
     no line at all is not evaluated (skipped, not warned).
 

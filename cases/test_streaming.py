@@ -31,7 +31,7 @@ from cases.judges.monitoring import judge_own_traffic
 from cases.kit.replies import (MANY_TIMES, attempt, folded, frame_items, judge_path_cut,
                            partial_frames, partial_id, read_reply, search, stream_read_s, tree,
                            unreached_budget)
-from cases.kit.settings import INACTIVITY_S
+from cases.kit.settings import active as active_settings
 from fixture.catalog import (ALPHA, TERM_LINE, TERM_MANY_ALPHA, TERM_PATHONLY, TERM_SEVERAL,
                              TERM_WIDE, WIDE_BIG_DIR)
 from wire import ProviderTimeout
@@ -241,14 +241,15 @@ def test_stream_within_inactivity_window(adapter):
     queries = ((TERM_SEVERAL, TERM_WIDE) if adapter.caps.code_search else ()) + (
         (PATH_Q,) if adapter.caps.file_search else ())
     judged, empty = 0, []
+    window = active_settings().inactivity_s
     for q in queries:
         try:
-            found = (path_stream(adapter, q, inactivity_s=INACTIVITY_S) if q == PATH_Q
-                     else search(adapter, q, partial=True, inactivity_s=INACTIVITY_S,
+            found = (path_stream(adapter, q, inactivity_s=window) if q == PATH_Q
+                     else search(adapter, q, partial=True, inactivity_s=window,
                                  enough=WINDOW_HITS if q == TERM_WIDE else None))
         except ProviderTimeout as err:
-            fail(f"the stream of search/code {q!r} went silent for {INACTIVITY_S:g} s",
-                 expected=f"a batch or the reply at least every {INACTIVITY_S:g} s", got=str(err))
+            fail(f"the stream of search/code {q!r} went silent for {window:g} s",
+                 expected=f"a batch or the reply at least every {window:g} s", got=str(err))
         if found is None:
             continue   # a path: query refused: FC-034's
         if found.streamed:

@@ -1,4 +1,5 @@
-"""Transport cases (FC-120..FC-124): what the wire itself must carry (PROTOCOL §1.2, §2.1, §5.4, §7.2, §7.4).
+"""Transport cases (FC-120..FC-124): what the wire itself must carry (PROTOCOL §1.2, §2.1, §5.4,
+§7.2, §7.4).
 
 Several requests in flight at once (the host's reader routes by id, so any
 order is fine and a strictly sequential adapter passes too), a second
@@ -21,8 +22,9 @@ from cases.judges.monitoring import judge_own_traffic
 from cases.kit.replies import (HITS, blob_ids, by_path, folded, listed_ids, no_cache_start, tree,
                            tree_what, try_request)
 from cases.kit.settings import SILENCE_S
-from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA, TERM_SEVERAL, VCS,
-                             VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH, VCS_THREE_COMMITS, WIDE)
+from fixture.catalog import (ALPHA, ALPHA_TWINS, TERM_LINE, TERM_LINE_PATH, TERM_MANY_ALPHA,
+                             TERM_SEVERAL, VCS, VCS_BLAME_TWO_AUTHORS, VCS_FEATURE_BRANCH,
+                             VCS_THREE_COMMITS, WIDE)
 from wire.messages import Blob, Log, SearchResult, Tree, read
 
 BLOB_PATHS = (TERM_LINE_PATH, ALPHA_TWINS[0], "Cargo.toml")   # three different contents
@@ -114,7 +116,8 @@ def test_requests_in_flight_at_once(adapter, fx):
         hits = streamed(stream)
         if hits != want:
             crossed.append(f"search/code {term!r} #{stream.id}: missing "
-                           f"{listing(want - hits, 3) or 'none'}; extra {listing(hits - want, 3) or 'none'}")
+                           f"{listing(want - hits, 3) or 'none'}; "
+                           f"extra {listing(hits - want, 3) or 'none'}")
     fc_assert(not crossed, expected="each stream's batches carry the files it streams alone",
               got=listing(crossed, 2),
               why="a stream in flight beside other requests (another stream among them) "
@@ -155,7 +158,8 @@ def judge_as_alone(adapter, calls: list, asks: list) -> int:
             what = f"{method} {params.get('sha', params.get('repo'))}"[:60]
             differ.append(f"#{call.id} {what}: {show(got[1], 50)}")
     fc_assert(not differ, expected="each reply as the same request answers alone",
-              got=listing(differ, 3), why="replies to requests in flight together carry their own ids")
+              got=listing(differ, 3),
+              why="replies to requests in flight together carry their own ids")
     return judged
 
 

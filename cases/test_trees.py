@@ -62,7 +62,8 @@ def test_walk_covers_every_path(adapter, fx):
         listed = Counter(e.path for e in model.entries)
         odd = [p for p in listed if p.startswith(("/", "./")) or not p]
         fc_assert(not odd, expected="repository-relative paths",
-                  got=f"{where}: {listing(map(repr, odd))}", why="paths have no leading '/' or './'")
+                  got=f"{where}: {listing(map(repr, odd))}",
+                  why="paths have no leading '/' or './'")
         missing, extra = want - set(listed), set(listed) - want
         if model.truncated is True:
             missing = set()   # a cut walk may leave paths out (its honesty is FC-022's)
@@ -201,7 +202,8 @@ def test_big_blob(adapter, fx):
         got = b64_loose(read_reply(result, Blob, f"repo/blob of {ALPHA_BIG}", None).model.bytes_b64)
         if got == want:
             continue
-        damage = "a truncated prefix" if got is not None and want.startswith(got) else "other content"
+        prefix = got is not None and want.startswith(got)
+        damage = "a truncated prefix" if prefix else "other content"
         fail("a big blob is refused or served whole",
              expected=f"{len(want)} bytes of {ALPHA_BIG}",
              got=f"repo/blob {show(params)} ({ask} ask): " +
@@ -247,7 +249,8 @@ def judge_bytes(adapter, method: str, params: dict, want: bytes | None, path: st
            and b"\xef\xbf\xbd" not in want else
            "the text Unicode-normalised (the same characters, other bytes)"
            if nfc is not None and nfc == normalised(want) else "other bytes")
-    return f"{asked} ({path}): {len(got)} bytes, {how}, not the {len(want)} on disk{hint}", got, None
+    said = f"{asked} ({path}): {len(got)} bytes, {how}, not the {len(want)} on disk{hint}"
+    return said, got, None
 
 
 def revision_of(adapter, fx, name: str, path: str, got: bytes | None) -> str | None:
@@ -270,8 +273,8 @@ def test_binary_blobs_strict_base64(adapter, fx):
     """repo/blob of the binary, empty and URL-escaping files of alpha and vcs,
     of vcs's CRLF file and its file without a final newline, of alpha's
     non-ASCII text file, of every file of beta and of a file of
-    wide (when the adapter serves that id) is strict standard base64 decoding to the exact bytes (the empty
-    file is ""), the files with non-ASCII bytes asked twice (a cache that
+    wide (when the adapter serves that id) is strict standard base64 decoding to the exact bytes
+    (the empty file is ""), the files with non-ASCII bytes asked twice (a cache that
     stores what it served transcoded shows on the second ask); repo/blob_at
     of those vcs files (log declared) is strict standard base64. A listed id
     that answers an error (FC-012's: every emitted id resolves) or serves
@@ -282,7 +285,8 @@ def test_binary_blobs_strict_base64(adapter, fx):
     UTF-8 becomes U+FFFD.
     """
     wanted = {ALPHA: (ALPHA_BINARY, ALPHA_EMPTY, ALPHA_UNICODE, *ALPHA_ESCAPE_PATHS),
-              BETA: tuple(sorted(disk_blobs(fx, BETA))), WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
+              BETA: tuple(sorted(disk_blobs(fx, BETA))),
+              WIDE: tuple(sorted(disk_blobs(fx, WIDE))[:1])}
     if fx.vcs_built:
         wanted[VCS] = (VCS_BINARY_CHANGED, VCS_CRLF, VCS_NO_FINAL_NEWLINE, *VCS_ESCAPE_PATHS)
     problems, collided, listings, across, unfetched, judged = [], [], {}, False, [], 0

@@ -42,7 +42,7 @@ import signal
 import sys
 from pathlib import Path
 
-from cases.kit import invocation
+from cases.kit import invocation, options
 from cases import registry
 from cases.report import release
 from cases.harness import stopping
@@ -70,59 +70,9 @@ def _parser() -> argparse.ArgumentParser:
                "FORGE_INACTIVITY_S (default 2), FORGE_NO_APPEND=1, FORGE_NO_FAULTS=1; "
                "a {fixture} word in the command is replaced by the fixture dir. "
                "Exit: 0 no failure, 1 a case failed, 2 could not run, 130 interrupted.")
-    p.add_argument("--case", action="append", default=[], metavar="FC-nnn",
-                   help="run only this case (repeatable)")
-    p.add_argument("--group", action="append", default=[], metavar="NAME",
-                   help=f"run only this group (repeatable): {', '.join(registry.GROUPS)}")
-    p.add_argument("--level", metavar="vX.Y",
-                   help=f"run only the cases of this protocol level and below: "
-                        f"{', '.join(_levels())}")
-    p.add_argument("--rerun-failed", metavar="REPORT.json",
-                   help="run only the cases that failed (or failed as known) in that report")
-    p.add_argument("--list", action="store_true",
-                   help="list the case matrix and exit (with --json: as JSON)")
-    p.add_argument("--json", metavar="PATH", nargs="?", const="-",
-                   help="write the JSON report to PATH (--list --json: to stdout)")
-    p.add_argument("--junit", metavar="PATH", help="write JUnit XML to PATH")
-    p.add_argument("--html", metavar="PATH", help="write the single-file HTML report to PATH")
-    p.add_argument("--transcripts", metavar="DIR",
-                   help="write one JSONL wire transcript per case into DIR")
-    p.add_argument("--known-failures", metavar="FILE",
-                   help="cases expected to fail, one `FC-nnn  reason` a line: reported as "
-                        "known, not failing the run; one that passes fails the run as stale")
-    p.add_argument("--strict", action="store_true", help="a case with a warning fails")
-    p.add_argument("--jobs", metavar="N", type=_jobs, default=None,
-                   help="run the case groups in N processes at once, each with its own adapter "
-                        "and fixture copy (default: FORGE_JOBS, else one more than the cores, "
-                        "at most 4, on a machine of 2 cores or more, else 1); --jobs 1 runs "
-                        "them one after another, for a backend with strict rate limits")
-    p.add_argument("--replay", metavar="TRANSCRIPT.jsonl",
-                   help="re-send the host side of a saved case transcript to the adapter and "
-                        "say where its frames now differ")
-    p.add_argument("--diff", nargs=2, metavar=("OLD.json", "NEW.json"),
-                   help="what changed between two JSON reports of one adapter (cases newly "
-                        "failing, newly passing, new warnings, version and matrix digest); "
-                        "exit 1 when a case newly fails")
-    p.add_argument("--version", action="store_true",
-                   help="print the version, the protocol and the matrix digest and exit")
-    _explore_options(p)
-    p.add_argument("-v", "--verbose", action="count", default=0, help="more output")
-    p.add_argument("--self-test", action="store_true",
-                   help="run the suite's own tests (pytest over tests/) instead")
+    options.add_cli_options(p, {"groups": ", ".join(registry.GROUPS),
+                                "levels": ", ".join(_levels())})
     return p
-
-
-def _explore_options(p: argparse.ArgumentParser) -> None:
-    """--explore and its knobs (cases/explore: drawn repositories, shrunk findings)."""
-    p.add_argument("--explore", action="store_true",
-                   help="judge the adapter on hypothesis-drawn repositories and request "
-                        "programs instead of the cases; a violation is shrunk and reproduced")
-    p.add_argument("--seed", metavar="S", help="--explore: the seed (a number, or random; "
-                   "default fixed)")
-    p.add_argument("--budget", metavar="SECONDS", type=float,
-                   help="--explore: stop drawing new examples after this long (default 60)")
-    p.add_argument("--examples", metavar="N", type=int,
-                   help="--explore: draw N examples instead of a time budget")
 
 
 def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> int | None:
@@ -158,16 +108,6 @@ def _explore(args: argparse.Namespace, extra: list[str], adapter: list[str]) -> 
         return stopping.interrupted()
     finally:
         stopping.restore(previous)
-
-
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"--jobs wants a whole number of at least 1, not {text!r}")
-    return n
 
 
 def main(argv: list[str] | None = None, *, launcher: str | None = None) -> int:

@@ -74,7 +74,8 @@ MAX_GAP_S = 10.0
 # Absolute paths of a run's fixture copy and cache dirs (volatile: new every run).
 _SEGMENTS = r"(?:/[^\s\"'/]+)*?"
 _FIXTURE_RE = re.compile(_SEGMENTS + r"/forge-fixture-[A-Za-z0-9_]+")
-_CACHE_RE = re.compile(_SEGMENTS + r"/forge-(?:run|preflight|replay|explore)-[A-Za-z0-9_]+/cache-[^\s\"'/]+")
+_CACHE_RE = re.compile(_SEGMENTS + r"/forge-(?:run|preflight|replay|explore)-[A-Za-z0-9_]+"
+                       r"/cache-[^\s\"'/]+")
 _SHA_RE = re.compile(r'"sha":"([^"\\]*)"')
 VOLATILE = {"as_of"}            # members whose value is never compared
 VOLATILE_IN_ERROR = {"message"}
@@ -422,7 +423,8 @@ class Replay:
             self.compared += 1
             f = now[key]
             if row.get("msg") is None or f.msg is None:
-                old_text, new_text = row.get("raw", ""), (f.text or f.line.decode("utf-8", "replace"))
+                old_text = row.get("raw", "")
+                new_text = f.text or f.line.decode("utf-8", "replace")
                 if row.get("msg") is None and f.msg is not None and key[0] != "violation":
                     out = self.comparer.head(old_text, new_text)   # cut in the recording
                     self.diffs.extend(f"{where}: {label}: {d}" for d in out)
@@ -529,7 +531,8 @@ def main(path: Path, adapter: list[str]) -> int:
             settings = Settings.from_env(adapter)
         except UsageError as exc:
             raise ReplayError(str(exc)) from None
-        from cases.harness.stopping import LEFTOVERS   # removed even when a stop signal lands in the cleanup
+        # (removed even when a stop signal lands in the cleanup)
+        from cases.harness.stopping import LEFTOVERS
         temp = make_temp_area("forge-replay-")
         LEFTOVERS.add(lambda: shutil.rmtree(temp, ignore_errors=True))
         try:

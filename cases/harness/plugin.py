@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cases.kit import api
+from cases.kit import api, options
 from cases.harness import finish, session as harness, stopping, worker
 from cases.report import writers as report
 from cases.report.explain import (describe_error, describe_start, evidence_lines, is_adapter_fault,
@@ -27,7 +27,7 @@ from cases.harness.fixture_view import FixtureView
 from cases.harness.session import TRANSCRIPT_FRAMES, CaseRun, GroupSlot, Harness
 from cases.harness.providers import new_provider
 from cases.registry import Case
-from cases.kit.settings import REPO_ROOT, activate
+from cases.kit.settings import REPO_ROOT
 
 STDERR_TAIL_LINES = 20
 
@@ -35,23 +35,7 @@ STDERR_TAIL_LINES = 20
 # ------------------------------------------------------------------ hooks
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("forge-conformance")
-    g.addoption("--forge-adapter", default=None,
-                help="adapter command (shell words); default FORGE_PROVIDER/PROVIDER or the reference")
-    g.addoption("--forge-select", default=None, help="comma-separated case ids to run")
-    g.addoption("--forge-json", default=None, help="write the JSON report here")
-    g.addoption("--forge-junit", default=None, help="write JUnit XML here")
-    g.addoption("--forge-transcripts", default=None, help="one JSONL transcript per case here")
-    g.addoption("--forge-fixture-dir", default=None,
-                help="an already materialized fixture copy to use (the CLI's pre-flight)")
-    g.addoption("--forge-known-failures", default=None, help="known failures file (FC-nnn reason)")
-    g.addoption("--forge-strict", action="store_true", help="a warning fails its case")
-    g.addoption("--forge-html", default=None, help="write the single-file HTML report here")
-    g.addoption("--forge-kept-dir", default=None,
-                help="where a failing case's transcript goes when no --forge-transcripts is given")
-    g.addoption("--forge-worker-out", default=None,
-                help="(a worker of a run in several processes, cases/cli/jobs.py) hand the results "
-                     "and the monitor's findings to the parent through this file; write no report")
+    options.add_pytest_options(parser.getgroup("forge-conformance"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -121,15 +105,13 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     stopping.check()   # a stop whose KeyboardInterrupt was swallowed on the way ends here
-    run = h.current = CaseRun(c)
-    api.begin(run)
+    run = h.current = CaseRun(c)   # (the case API reads it: api.running())
     try:
         outcome = yield
     finally:
         for p, _ in run.attached:   # the frames of this case, judged by the monitor
             h.harvest(p, c.id)
         h.current = None
-        api.end()
     if outcome.excinfo is not None:   # KeyboardInterrupt mid-case: it did not run
         return
     result = report.CaseResult(
@@ -246,7 +228,7 @@ def pytest_unconfigure(config) -> None:
     h = harness.of(config)
     if h is not None:
         h.close()
-        activate(None)
+        api.attach(None)
 
 
 # ---------------------------------------------------------------- fixtures
@@ -339,14 +321,7 @@ def command_line(args, selected: list[str], modules: list[str],
              "--rootdir", str(REPO_ROOT), "--forge-select", ",".join(selected)]
     if fixture_dir is not None:
         pargs += ["--forge-fixture-dir", str(fixture_dir)]
-    for flag, value in (("--forge-json", args.json), ("--forge-junit", args.junit),
-                        ("--forge-transcripts", args.transcripts),
-                        ("--forge-html", args.html),
-                        ("--forge-known-failures", args.known_failures)):
-        if value:
-            pargs += [flag, str(Path(value).resolve())]
-    if args.strict:
-        pargs.append("--forge-strict")
+    pargs += options.forwarded(args)
     pargs += getattr(args, "pytest_args", [])
     return pargs
 

@@ -35,7 +35,8 @@ from cases.harness.copy_watch import Baseline
 from cases.harness.fixture_view import FixtureView
 from cases.harness.providers import new_provider
 from cases.registry import Case
-from cases.kit.settings import TAIL_S, Settings, UsageError, activate, make_temp_area
+from cases.kit import api
+from cases.kit.settings import TAIL_S, Settings, UsageError, make_temp_area
 
 # How many frames of a process's transcript a failure shows when the process
 # exchanged nothing during the case.
@@ -171,8 +172,9 @@ def last_quiet_start(provider) -> float | None:
     streaming: set = set()
     last = None
     for e in provider.transcript.entries():
-        if e.direction == "out" and e.kind == "request" and isinstance(e.msg, dict) \
-                and isinstance(e.msg.get("params"), dict) and e.msg["params"].get("partial") is True:
+        params = e.msg.get("params") if isinstance(e.msg, dict) else None
+        if e.direction == "out" and e.kind == "request" and isinstance(params, dict) \
+                and params.get("partial") is True:
             streaming.add(e.id)
         elif (e.direction == "out" and e.kind == "notification") or \
                 (e.direction == "in" and e.kind == "reply" and e.id in streaming):
@@ -207,7 +209,6 @@ class Harness:
     def __init__(self, config: pytest.Config):
         opt = config.getoption
         self.settings = _settings(config)
-        activate(self.settings)
         self.config = config
         self.temp = make_temp_area()
         self.home = self.temp / "home"
@@ -218,7 +219,7 @@ class Harness:
         self.transcripts_dir = Path(opt("forge_transcripts")) if opt("forge_transcripts") else None
         self.kept_dir: Path | None = None     # failing cases' transcripts when no dir was asked
         self.given_kept_dir = Path(opt("forge_kept_dir")) if opt("forge_kept_dir") else None
-        self.worker_out = opt("forge_worker_out")   # a worker of cases/cli/jobs.py: where its part goes
+        self.worker_out = opt("forge_worker_out")   # a worker of cases/cli/jobs.py: its part
         self.given_fixture = Path(opt("forge_fixture_dir")) if opt("forge_fixture_dir") else None
         from cases.report.known_failures import KnownFailuresError, Policy
         try:
@@ -246,6 +247,7 @@ class Harness:
         self._cache_roots: list[tuple] = []   # (root, process label, case id): FC-055's, run-wide
         self.memo: dict = {}                  # run-scoped answers shared by cases (see spawn)
         self.started = time.monotonic()
+        api.attach(self)   # the case code's way to the knobs and the running case
 
     # --- fixture
 

@@ -19,8 +19,8 @@ Three stages, one handler each:
    A KeyboardInterrupt that lands where Python cannot raise it (a
    destructor, a weakref callback: sys.unraisablehook) is raised again at
    the main thread's next instruction once it left the hook
-   (``_thread.interrupt_main``), never printed, never lost; ``check`` raises it at the run's well-defined points
-   (each case's start, before the pre-flight's verdict is acted on); and the
+   (``_thread.interrupt_main``), never printed, never lost; ``check`` raises it at the run's
+   well-defined points (each case's start, before the pre-flight's verdict is acted on); and the
    entry point's last word, ``ended``, turns a run during which a stop
    signal came into exit 130 with its one line, whatever became of the
    KeyboardInterrupt.

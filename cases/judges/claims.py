@@ -182,7 +182,8 @@ class ClaimsMonitor(Monitor):
             listed = tuple(p for f in _list(result.get("files")) if isinstance(f, dict)
                            for p in (f.get("path"), f.get("previous_path")) if isinstance(p, str))
         elif method == "repo/tree":
-            listed = tuple(e.get("path") for e in _list(result.get("entries")) if isinstance(e, dict))
+            listed = tuple(e.get("path") for e in _list(result.get("entries"))
+                           if isinstance(e, dict))
         elif method == "repo/log":
             listed = tuple(i.get("sha") for i in _list(result.get("items")) if isinstance(i, dict))
         else:
@@ -288,7 +289,9 @@ def _remember(key: tuple, compute):
 
 
 def _said(claim: Claim) -> str:
-    return "truncated absent" if claim.truncated == ABSENT else f"truncated {str(claim.truncated).lower()}"
+    if claim.truncated == ABSENT:
+        return "truncated absent"
+    return f"truncated {str(claim.truncated).lower()}"
 
 
 def _asked(claim: Claim) -> str:
@@ -354,7 +357,8 @@ def _log(claim: Claim, fx):
            for s in claim.listed]
     if None in got or not_newest_first(fx, got, want) is not None:
         return None   # ids git cannot read, or other commits: the log replies' owners
-    history = f"git log {claim.params.get('ref') or VCS_DEFAULT_BRANCH}" + (f" -- {path}" if path else "")
+    history = (f"git log {claim.params.get('ref') or VCS_DEFAULT_BRANCH}"
+               + (f" -- {path}" if path else ""))
     if len(got) < len(want) and claim.truncated is not True and not claim.crowded:
         return (f"{_asked(claim)}: {len(got)} of the {len(want)} commits of "
                 f"{history}, {_said(claim)} (a log cut short says truncated true)")

@@ -1,8 +1,9 @@
-"""COVERAGE.md and the README's counts, rendered from cases/judges/rules.json and registry.SPEC_RULES.
+"""COVERAGE.md and the README's counts, rendered from cases/judges/rules.json and
+registry.SPEC_RULES.
 
     python3 -m cases.judges.coverage            # the counts
     python3 -m cases.judges.coverage --update   # rewrite COVERAGE.md and the README's counts
-    python3 -m cases.judges.coverage --check    # exit 1 when the data is inconsistent or a file is stale
+    python3 -m cases.judges.coverage --check    # exit 1: the data inconsistent or a file stale
     python3 -m cases.judges.coverage --missing  # the MUSTs no case judges yet (exit 1 if any)
 
 tests/test_coverage_map.py keeps both files equal to what this renders.
@@ -92,8 +93,8 @@ def render(rules, registry=REGISTRY) -> str:
             continue
         out += [f"## §{section} {title}", "",
                 "| Rule | Strength | Says | Judged by | Notes |", "|---|---|---|---|---|"]
-        out += [f"| {r.id} | {r.strength} | “{_cell(r.quote)}” | {_judged_by(r)} | {_notes(r)} |"
-                for r in here]
+        out += [f"| {r.id} | {r.strength} | “{_cell(r.quote)}” | {_judged_by(r)} "
+                f"| {_notes(r)} |" for r in here]
         out.append("")
     cited = R.by_case(rules)
     out += ["## Cases and the rules they judge", "", "| Case | Title | Rules |", "|---|---|---|"]
@@ -160,7 +161,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(missing_report(rules))
         return 1 if R.unmapped_musts(rules) else 0
     if bad:
-        sys.stderr.write("cases/judges/rules.json is inconsistent:\n" + "".join(f"  {p}\n" for p in bad))
+        sys.stderr.write("cases/judges/rules.json is inconsistent:\n"
+                         + "".join(f"  {p}\n" for p in bad))
         return 1
     if argv == ["--update"]:
         written = update(rules)
@@ -169,7 +171,8 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         out_of_date = stale(rules)
         for p in out_of_date:
-            print(f"{p.name} is not the generated output: run python3 -m cases.judges.coverage --update")
+            print(f"{p.name} is not the generated output: "
+                  f"run python3 -m cases.judges.coverage --update")
         return 1 if out_of_date else 0
     if argv:
         sys.stderr.write(__doc__)

@@ -1,4 +1,5 @@
-"""Optional params sent as `null` and left out, judged alike (§3.0), on the requests the run sends anyway.
+"""Optional params sent as `null` and left out, judged alike (§3.0), on the requests the run sends
+anyway.
 
 §3.0: "Treat a param whose value is JSON `null` exactly like an absent
 param", and a receiver "MUST accept every member marked optional being

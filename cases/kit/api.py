@@ -8,7 +8,7 @@ evaluated when its evidence is missing because of a defect another case
 owns, and ``owner(topic)`` names that case from the registry's OWNERS
 (RULINGS "Attribution": one defect, one case).
 
-The harness tells this module which case is running (``begin`` / ``end``);
+The harness tells this module its session (``attach``), whose ``current`` is the running case;
 nothing here knows about processes or pytest hooks.
 """
 
@@ -55,26 +55,33 @@ class CaseFailed(AssertionError):
         return f"[{self.case.id}] {self.case.title} — {self.sentence}"
 
 
-# The running case's record (cases.harness.session.CaseRun: .case, .warnings), or None.
-_RUN: Any = None
+# The pytest session of this process (cases.harness.session.Harness), or None:
+# its ``settings`` (the knobs, cases/kit/settings.py ``active``) and ``current``
+# (the running case's record, a CaseRun: .case, .warnings, .attached). The one
+# piece of run state kept in a module: case code (fail, warn, the knob windows,
+# faults_disabled) and the run-wide judges reach it with no handle, and pytest
+# runs one session a process.
+_SESSION: Any = None
 
 
-def begin(run: Any) -> None:
-    global _RUN
-    _RUN = run
+def attach(session: Any) -> None:
+    """The harness: ``session`` is this process's (None: it ended)."""
+    global _SESSION
+    _SESSION = session
 
 
-def end() -> None:
-    global _RUN
-    _RUN = None
+def session() -> Any:
+    return _SESSION
 
 
 def running() -> Any:
-    return _RUN
+    """The running case's record, or None between cases and outside a session."""
+    return _SESSION.current if _SESSION is not None else None
 
 
 def _current_case() -> Case | None:
-    return _RUN.case if _RUN is not None else None
+    run = running()
+    return run.case if run is not None else None
 
 
 def case(case_id: str) -> Callable:
@@ -100,8 +107,9 @@ def fc_assert(cond: Any, expected: Any = UNSET, got: Any = UNSET, why: str = "")
 
 def warn(text: str) -> None:
     """Attach a warning to the running case (reported, never fails)."""
-    if _RUN is not None:
-        _RUN.warnings.append(str(text))
+    run = running()
+    if run is not None:
+        run.warnings.append(str(text))
     else:
         import warnings
         warnings.warn(str(text), stacklevel=2)

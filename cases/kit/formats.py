@@ -77,7 +77,8 @@ def epoch_instant(seconds: int | str) -> _dt.datetime:
 
 
 _ISO_BASIC = re.compile(
-    r"^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(\d{2})?(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2})(\d{2})?)?$")
+    r"^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(\d{2})?(?:[.,](\d+))?"
+    r"(?:([Zz])|([+-])(\d{2})(\d{2})?)?$")
 
 
 def basic_instant(text: Any) -> _dt.datetime | None:

@@ -1,8 +1,8 @@
 """Git facts: what git itself says about the vcs repo (paths and bytes at a
 ref, refs, log, blame coalesced into ranges, ids that name nothing, and one
 commit's parents, message, author and committer dates and first-parent change list with
-git's numstat), the expectations of the revision and commit cases. Answers are remembered per fixture copy:
-the vcs repo never changes during a run."""
+git's numstat), the expectations of the revision and commit cases. Answers are remembered per
+fixture copy: the vcs repo never changes during a run."""
 
 from __future__ import annotations
 

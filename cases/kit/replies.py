@@ -372,13 +372,13 @@ AFTER_CANCEL_WINDOWS = 1
 def stream_read_s() -> float:
     """STREAM_READ_S: the longest a case reads one stream before it cancels it."""
     from cases.kit import settings
-    return STREAM_READ_WINDOWS * settings.INACTIVITY_S
+    return STREAM_READ_WINDOWS * settings.active().inactivity_s
 
 
 def after_cancel_s() -> float:
     """AFTER_CANCEL_S: how long a case waits for the reply after its own cancel."""
     from cases.kit import settings
-    return AFTER_CANCEL_WINDOWS * settings.INACTIVITY_S
+    return AFTER_CANCEL_WINDOWS * settings.active().inactivity_s
 
 
 @dataclass

@@ -4,9 +4,8 @@ environment once and strictly.
 ``Settings.from_env`` reads FORGE_PROVIDER / PROVIDER (or the argv after
 ``--``), FORGE_ORG, FORGE_DEADLINE_S, FORGE_INACTIVITY_S, FORGE_NO_APPEND,
 FORGE_NO_FAULTS and FORGE_FIXTURE_ROOT, and raises UsageError for a bad one.
-The harness installs the session's Settings with ``activate``; case modules
-read the knobs as ``DEADLINE_S``, ``INACTIVITY_S`` and ``NO_FAULTS`` (module
-attributes resolved from the active Settings, so there is no second parse).
+Case code reads the session's knobs through ``active()`` (the Settings the
+harness built, so there is no second parse): ``active().inactivity_s``.
 """
 
 from __future__ import annotations
@@ -69,7 +68,8 @@ def reference_argv() -> list[str]:
     if where is None:
         return plain
     try:
-        return [sys.executable, "-S", _compiled(REFERENCE_ADAPTER, os.path.join(where, "reference"))]
+        compiled = _compiled(REFERENCE_ADAPTER, os.path.join(where, "reference"))
+        return [sys.executable, "-S", compiled]
     except (OSError, SyntaxError, ValueError):
         return plain
 
@@ -214,32 +214,12 @@ class Settings:
         return " ".join(p for p in parts if p)
 
 
-_ACTIVE: Settings | None = None
-
-
-def activate(settings: Settings | None) -> None:
-    """Make ``settings`` the ones the case modules see (the harness does this)."""
-    global _ACTIVE
-    _ACTIVE = settings
-
-
 def active() -> Settings:
-    """The session's Settings; outside a session, the environment's (read once)."""
-    global _ACTIVE
-    if _ACTIVE is None:
-        _ACTIVE = Settings.from_env()
-    return _ACTIVE
-
-
-_KNOB_ATTRS = {"DEADLINE_S": "deadline_s", "INACTIVITY_S": "inactivity_s",
-               "NO_FAULTS": "no_faults"}
-
-
-def __getattr__(name: str):
-    # `from cases.kit.settings import DEADLINE_S` in a case module: the active value
-    if name in _KNOB_ATTRS:
-        return getattr(active(), _KNOB_ATTRS[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The session's Settings (the harness attaches its session to the case
+    API, cases/kit/api.py); outside a session, the environment's, read anew."""
+    from cases.kit import api
+    session = api.session()
+    return session.settings if session is not None else Settings.from_env()
 
 
 # ------------------------------------------------------------------ temp area
