@@ -279,10 +279,13 @@ def test_diff_command_exit_codes(tmp_path):
     not_json.write_text("hello")
     not_report.write_text(json.dumps({"cases": []}))
     bad_row.write_text(json.dumps({"suite": "forge-conformance", "cases": [{"id": 1}]}))
+    bad_member = tmp_path / "d.json"
+    bad_member.write_text(json.dumps(_report([{**_row("FC-001", "passed"), "warnings": "w"}])))
     for argv, said in (((str(old), str(tmp_path / "missing.json")), "cannot read"),
                        ((str(old), str(not_json)), "is not JSON"),
                        ((str(not_report), str(old)), "is not a forge-conformance JSON report"),
                        ((str(old), str(bad_row)), "without an id and an outcome"),
+                       ((str(old), str(bad_member)), "cases[0].warnings: expected an array"),
                        ((str(old),), "expected 2 arguments"),
                        ((str(old), str(new), "--case", "FC-001"), "takes only the two reports"),
                        ((str(old), str(new), "--", "./adapter"), "takes only the two reports")):
