@@ -1,5 +1,6 @@
 """Releases an adapter's CI can pin: the version, the matrix digest, the
-changelog and ``--diff`` (cases/report/release.py, CHANGELOG.md, README "In your CI").
+changelog and ``--diff`` (cases/report/release.py, cases/report/diff.py, CHANGELOG.md,
+README "In your CI").
 
 - the version is ``<protocol major>.<protocol minor>.<suite release>``, read
   from pyproject.toml alone, and ``--version`` names it with the protocol and
@@ -10,8 +11,10 @@ changelog and ``--diff`` (cases/report/release.py, CHANGELOG.md, README "In your
 - CHANGELOG.md adds every case the registry has and no other, its newest
   section is pyproject.toml's version, and the cases it tightens or loosens
   exist;
-- ``--diff`` says what changed between two reports and exits 1 only when a
-  case newly fails, 2 on input that is not a report;
+- ``--diff`` says what changed between two reports (read into the report's
+  model; the reports below have an older release's rows, without ``spec``,
+  ``since``, ``duration_s`` or ``transcript``) and exits 1 only when a case
+  newly fails, 2 on input that is not a report;
 - a known-failures file naming a case the release no longer has is refused
   (exit 2, "no longer a case").
 """
@@ -29,7 +32,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from cases.kit import invocation
-from cases.report import known_failures, release, writers as report
+from cases.report import convert, diff, known_failures, model, release, writers as report
 from cases import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,7 +224,7 @@ def _row(cid: str, outcome: str, message: str = "", warnings=()) -> dict:
 
 
 def _report(rows: list[dict], *, version="1.6.0", matrix="aaaaaaaaaaaa") -> dict:
-    summary = {k: sum(1 for r in rows if r["outcome"] == k) for k in report.OUTCOMES}
+    summary = {k: sum(1 for r in rows if r["outcome"] == k) for k in model.OUTCOMES}
     return {"suite": "forge-conformance", "version": version, "protocol": "1.6",
             "matrix": matrix, "adapter": {"argv": ["./my-adapter"]}, "summary": summary,
             "cases": rows}
@@ -236,7 +239,7 @@ def test_diff_names_what_changed_and_fails_on_a_new_failure():
                                                           warnings=["w1", "w2"]),
                    _row("FC-005", "failed", "x"), _row("FC-011", "failed", "new one")],
                   version="1.6.1", matrix="bbbbbbbbbbbb")
-    lines, newly_failing = release.diff(old, new)
+    lines, newly_failing = diff.diff(convert.read(old), convert.read(new))
     text = "\n".join(lines)
     assert newly_failing
     assert "version  1.6.0 -> 1.6.1" in text and "matrix   aaaaaaaaaaaa -> bbbbbbbbbbbb" in text
@@ -253,12 +256,12 @@ def test_diff_names_what_changed_and_fails_on_a_new_failure():
 
 def test_diff_of_the_same_verdicts_passes():
     rows = [_row("FC-001", "passed"), _row("FC-002", "failed", "bad")]
-    lines, newly_failing = release.diff(_report(rows), _report(rows))
+    lines, newly_failing = diff.diff(convert.read(_report(rows)), convert.read(_report(rows)))
     assert not newly_failing
     assert lines[-1] == "no verdict changed"
     assert "the same cases judged both runs" in "\n".join(lines)
-    fixed = release.diff(_report(rows), _report([_row("FC-001", "passed"),
-                                                 _row("FC-002", "passed")]))
+    fixed = diff.diff(convert.read(_report(rows)),
+                      convert.read(_report([_row("FC-001", "passed"), _row("FC-002", "passed")])))
     assert fixed[1] is False and "newly passing (1):" in fixed[0]
 
 
@@ -276,10 +279,13 @@ def test_diff_command_exit_codes(tmp_path):
     not_json.write_text("hello")
     not_report.write_text(json.dumps({"cases": []}))
     bad_row.write_text(json.dumps({"suite": "forge-conformance", "cases": [{"id": 1}]}))
+    bad_member = tmp_path / "d.json"
+    bad_member.write_text(json.dumps(_report([{**_row("FC-001", "passed"), "warnings": "w"}])))
     for argv, said in (((str(old), str(tmp_path / "missing.json")), "cannot read"),
                        ((str(old), str(not_json)), "is not JSON"),
                        ((str(not_report), str(old)), "is not a forge-conformance JSON report"),
                        ((str(old), str(bad_row)), "without an id and an outcome"),
+                       ((str(old), str(bad_member)), "cases[0].warnings: expected an array"),
                        ((str(old),), "expected 2 arguments"),
                        ((str(old), str(new), "--case", "FC-001"), "takes only the two reports"),
                        ((str(old), str(new), "--", "./adapter"), "takes only the two reports")):

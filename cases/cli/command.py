@@ -160,9 +160,10 @@ def _main(argv: list[str]) -> int:
                   args.jobs, args.replay, extra, adapter)
         if any(others):
             raise UsageError("--diff takes only the two reports")
+        from cases.report import diff
         try:
-            return release.diff_main(*args.diff)
-        except release.BadReport as exc:
+            return diff.diff_main(*args.diff)
+        except diff.BadReport as exc:
             raise UsageError(str(exc)) from None
     explored = _explore(args, extra, adapter)
     if explored is not None:
@@ -231,13 +232,14 @@ def _list(selected: list[str], as_json: str | None) -> int:
 def _failed_in(path: str) -> list[str]:
     """The ids a previous JSON report says failed (known failures included)."""
     import json
+
+    from cases.report import convert
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        rows = data["cases"]
-        ids = [r["id"] for r in rows if r["outcome"] in ("failed", "known")]
+        rows = convert.read_rows(json.loads(Path(path).read_text(encoding="utf-8")))
+        ids = [r.id for r in rows if r.failing]
     except OSError as exc:
         raise UsageError(f"--rerun-failed: cannot read {path!r}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError):
+    except ValueError:   # not JSON (a UnicodeDecodeError too), or not a report (ShapeError)
         raise UsageError(f"--rerun-failed: {path!r} is not a forge-conformance JSON report "
                          f"(write one with --json)") from None
     known = {c.id for c in registry.REGISTRY}

@@ -15,7 +15,7 @@ example of the first owner found is the finding: its program, the drawn set
 (``folder/transcript.jsonl``) and the command that reproduces it.
 
 ``main(settings, ...)`` is the CLI's side: it prints the verdict, writes the
-JSON report (the cases' top-level shape; one row per case explore judges)
+JSON report (the cases' run report, cases/report/model.py; one row per case explore judges)
 and, when asked (``junit_path``, ``html_path``), JUnit XML and HTML by the
 cases' writers, and returns the exit code (0 nothing found, 1 a violation,
 2 cannot run).
@@ -263,49 +263,47 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
     return "\n".join(lines)
 
 
-def write_reports(rep: dict, *, json_path=None, junit_path=None, html_path=None) -> None:
-    """The report as JSON, JUnit XML and single-file HTML, written by the
-    cases' own writers (cases/report/writers.py, cases/report/html_report.py)."""
-    from cases.report import html_report, writers as report
-    if json_path:
-        Path(json_path).write_text(json.dumps(rep, indent=1, ensure_ascii=False) + "\n",
-                                   encoding="utf-8")
-    if junit_path:
-        report.write_junit(Path(junit_path), rep)
-    if html_path:
-        html_report.write(Path(html_path), rep, {})
+def write_reports(rep, *, json_path=None, junit_path=None, html_path=None) -> None:
+    """The report (cases.report.model.RunReport) as JSON, JUnit XML and
+    single-file HTML, written by the cases' own writers (cases/report/writers.py)."""
+    from cases.report import writers as report
+    report.write_reports(rep, {}, json_path=json_path, junit_path=junit_path,
+                         html_path=html_path, json_indent=1)
 
 
 def build_report(ctx: Context, found, evidence, seed, budget, examples, took, command,
-                 folder, settings) -> dict:
-    """The cases' top-level report shape: one row per case (judged ones
-    passed, the finding's owner failed, the rest skipped) and an explore member."""
+                 folder, settings):
+    """The cases' report (cases.report.model.RunReport): one row per case
+    (judged ones passed, the finding's owner failed, the rest skipped) and an
+    explore member."""
     from cases.kit import invocation
     from cases import registry
+    from cases.report import model as M
     from cases.report.writers import PROTOCOL
     rows = []
     for c in registry.REGISTRY:
-        row = {"id": c.id, "group": c.group, "title": c.title, "spec": c.spec, "since": c.since,
-               "outcome": "passed" if c.id in JUDGED else "skipped",
-               "message": "" if c.id in JUDGED else "not judged by --explore",
-               "warnings": [], "duration_s": 0.0, "transcript": None}
+        row = M.CaseRow(id=c.id, group=c.group, title=c.title, spec=c.spec, since=c.since,
+                        outcome="passed" if c.id in JUDGED else "skipped",
+                        message="" if c.id in JUDGED else "not judged by --explore",
+                        transcript=None)
         if found is not None and c.id == found.violation.case_id:
             v = found.violation
-            row.update(outcome="failed", message=f"{v.why}: expected {v.expected}; got {v.got}",
-                       details=found.violation.sentence(), transcript=evidence["transcript"],
-                       rerun=command, evidence={**evidence, "program": found.program})
+            row.outcome = "failed"
+            row.message = f"{v.why}: expected {v.expected}; got {v.got}"
+            row.details = v.sentence()
+            row.transcript = evidence["transcript"]
+            row.rerun = command
+            row.evidence = M.Evidence(**{**evidence, "files": tuple(evidence["files"])},
+                                      program=tuple(found.program))
         rows.append(row)
-    count = {k: sum(r["outcome"] == k for r in rows) for k in ("passed", "failed", "skipped")}
-    report = {"suite": "forge-conformance", "version": invocation.version(), "protocol": PROTOCOL,
-              "adapter": {"argv": list(settings.adapter)},
-              "summary": {**count, "known": 0, "warnings": 0, "duration_s": round(took, 3)},
-              "interrupted": False,
-              "explore": {"seed": seed, "budget_s": None if examples else budget,
-                          "max_examples": examples, "examples": ctx.examples,
-                          "requests": ctx.requests, "first_failure_example":
-                          ctx.first_failure_example, "first_failure_s": None
-                          if ctx.first_found_at is None else
-                          round(ctx.first_found_at - ctx.started, 2), "database": str(folder / "examples"),
-                          "reproduce": command},
-              "cases": rows}
-    return report
+    return M.RunReport(
+        suite="forge-conformance", version=invocation.version(), protocol=PROTOCOL,
+        adapter=M.Adapter(tuple(settings.adapter)), summary=M.Summary.of(rows, took),
+        interrupted=False,
+        explore=M.Explore(seed=seed, budget_s=None if examples else budget,
+                          max_examples=examples, examples=ctx.examples, requests=ctx.requests,
+                          first_failure_example=ctx.first_failure_example,
+                          first_failure_s=None if ctx.first_found_at is None else
+                          round(ctx.first_found_at - ctx.started, 2),
+                          database=str(folder / "examples"), reproduce=command),
+        cases=tuple(rows))

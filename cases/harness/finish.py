@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from cases.report import writers as report
+from cases.report.model import RunReport
 from cases.harness import stopping
 from cases.kit.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, PROG, say
 from cases.judges.monitoring import apply_findings
@@ -36,7 +37,7 @@ class Ending:
     interrupted: bool = False
 
 
-def conclude(end: Ending, *, json_path=None, junit_path=None, html_path=None) -> dict:
+def conclude(end: Ending, *, json_path=None, junit_path=None, html_path=None) -> RunReport:
     """Judge the findings (unless the run was interrupted: its cases did not all
     run), build the report with the policy applied, write the reports asked for."""
     if not end.interrupted:
@@ -50,7 +51,7 @@ def conclude(end: Ending, *, json_path=None, junit_path=None, html_path=None) ->
     return rep
 
 
-def verdict(rep: dict | None, *, interrupted: bool, counted_by_pytest: bool,
+def verdict(rep: RunReport | None, *, interrupted: bool, counted_by_pytest: bool,
             pytest_code: int = 0) -> int:
     """The verdict line and the exit code. ``counted_by_pytest``: pytest's own
     closing line counted the cases (one process), so the suite's line is
@@ -64,19 +65,18 @@ def verdict(rep: dict | None, *, interrupted: bool, counted_by_pytest: bool,
         return EXIT_FAILED if pytest_code == 1 else EXIT_OK
     if nothing_ran(rep):
         return EXIT_CANNOT_RUN
-    return EXIT_FAILED if rep["summary"]["failed"] else EXIT_OK
+    return EXIT_FAILED if rep.summary.failed else EXIT_OK
 
 
-def _recounted(rep: dict) -> bool:
-    return bool(rep["summary"].get("known")) or any(
-        r.get("stale_known_failure") or r.get("strict_failure") or r.get("monitor_failure")
-        for r in rep["cases"])
+def _recounted(rep: RunReport) -> bool:
+    return bool(rep.summary.known) or any(
+        r.stale_known_failure or r.strict_failure or r.monitor_failure for r in rep.cases)
 
 
-def nothing_ran(rep: dict) -> bool:
+def nothing_ran(rep: RunReport) -> bool:
     """Whether pytest's -k / -m left out every selected case (then says so):
     a selection that runs nothing is bad usage, not a green run."""
-    left_out = {r["message"] for r in rep["cases"]}
+    left_out = {r.message for r in rep.cases}
     if report.NOT_RUN_DESELECTED in left_out \
             and left_out <= {report.NOT_SELECTED, report.NOT_RUN_DESELECTED}:
         say("the --pytest arguments (-k / -m) deselect every selected case: nothing ran")
@@ -84,7 +84,7 @@ def nothing_ran(rep: dict) -> bool:
     return False
 
 
-def verdict_line(rep: dict) -> str:
-    s = rep["summary"]
-    return (f"{PROG} verdict: {s['passed']} passed, {s['failed']} failed, "
-            f"{s['skipped']} skipped, {s.get('known', 0)} known")
+def verdict_line(rep: RunReport) -> str:
+    s = rep.summary
+    return (f"{PROG} verdict: {s.passed} passed, {s.failed} failed, "
+            f"{s.skipped} skipped, {s.known} known")

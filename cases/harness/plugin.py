@@ -183,7 +183,7 @@ def pytest_runtest_makereport(item, call):
         body = [sentence] + (["this is a bug in the suite, not in the adapter; please report it"]
                              if label == "suite bug" else [])
         rep.sections.append((f"forge-conformance: {label} in [{c.id}]",
-                             report.case_text(c, body, h.settings.rerun_command(c.id))))
+                             api.case_text(c, body, h.settings.rerun_command(c.id))))
         text = f"{sentence}\n{rep.longrepr}"
     if call.when == "teardown" and not first:
         return   # the case already failed; a teardown failure adds nothing

@@ -205,9 +205,8 @@ def apply_findings(results: dict, seen: list, settings, notes: list[str]) -> Non
             w for w in verdict.warnings if w not in result.warnings]
         if verdict.failure is None:
             continue
-        case_ = registry.by_id(cid)
-        text = (f"[{cid}] {case_.title}\nspec: {case_.spec}\n{verdict.failure}\n"
-                f"rerun: {settings.rerun_command(cid)}")
+        text = api.case_text(registry.by_id(cid), [verdict.failure],
+                             settings.rerun_command(cid))
         if result.outcome == "failed":
             result.details = f"{result.details}\n{text}" if result.details else text
             continue

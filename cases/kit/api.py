@@ -3,7 +3,9 @@
 ``case`` binds a test function to its registry row; ``fc_assert`` / ``fail``
 fail the running case with its evidence (expected vs got), ``warn`` attaches
 a warning, ``skip`` skips it citing its id. ``show`` / ``shown`` / ``cut`` put evidence into
-a sentence (the reports use them too). ``need`` skips a case as not
+a sentence (the reports use them too); ``case_text`` is the one shape of a
+case's failure text, for the plugin, the reports and the run-wide monitor's
+verdicts alike. ``need`` skips a case as not
 evaluated when its evidence is missing because of a defect another case
 owns, and ``owner(topic)`` names that case from the registry's OWNERS
 (RULINGS "Attribution": one defect, one case).
@@ -145,6 +147,13 @@ def need(evidence: Any, what: str, whose: str | None = None) -> None:
 def show(value: Any, limit: int = 160) -> str:
     """A value as evidence inside a case's sentence: compact JSON, strings quoted."""
     return shown(value, limit, quote=True)
+
+
+def case_text(case: Case, body: list[str], rerun: str) -> str:
+    """A case's failure text: ``[FC-nnn] title``, ``spec: ...``, ``body``,
+    ``rerun: <command>``."""
+    return "\n".join([f"[{case.id}] {case.title}", f"spec: {case.spec}", *body,
+                      f"rerun: {rerun}"])
 
 
 def cut(text: Any, limit: int) -> str:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from cases import registry
+from cases.report.model import CaseRow, RunReport
 
 FRAMES = 400          # entries kept per process per case
 FRAME_CHARS = 700     # characters shown of one frame
@@ -50,11 +51,11 @@ def capture(run) -> tuple[list, list]:
     return wire, stderr
 
 
-def shown_outcome(row: dict) -> str:
+def shown_outcome(row: CaseRow) -> str:
     """The matrix colour: a pass with warnings is "warned"."""
-    if row["outcome"] == "passed" and row["warnings"]:
+    if row.outcome == "passed" and row.warnings:
         return "warned"
-    return row["outcome"]
+    return row.outcome
 
 
 def _e(value) -> str:
@@ -120,14 +121,14 @@ def _badge(outcome: str) -> str:
     return f'<span class="badge b-{outcome}">{_e(OUTCOME_LABEL[outcome])}</span>'
 
 
-def _counts_table(title: str, keys: list[tuple[str, str]], rows: list[dict], field: str,
+def _counts_table(title: str, keys: list[tuple[str, str]], rows: list[CaseRow], field: str,
                   extra=None) -> str:
     kinds = ["passed", "warned", "failed", "known", "skipped"]
     head = "".join(f"<th>{_e(OUTCOME_LABEL[k])}</th>" for k in kinds)
     extra_head = f"<th>{_e(extra[0])}</th>" if extra else ""
     out = [f'<table class="counts"><tr><th>{_e(title)}</th>{head}{extra_head}</tr>']
     for key, label in keys:
-        mine = [r for r in rows if r[field] == key]
+        mine = [r for r in rows if getattr(r, field) == key]
         if not mine:
             continue
         cells = "".join(f'<td class="n">{sum(1 for r in mine if shown_outcome(r) == k) or ""}</td>'
@@ -138,10 +139,10 @@ def _counts_table(title: str, keys: list[tuple[str, str]], rows: list[dict], fie
     return "".join(out)
 
 
-def _level_verdict(rows: list[dict]) -> str:
-    if any(r["outcome"] in ("failed", "known") for r in rows):
+def _level_verdict(rows: list[CaseRow]) -> str:
+    if any(r.failing for r in rows):
         return "not met"
-    if any(r["outcome"] == "skipped" for r in rows):
+    if any(r.outcome == "skipped" for r in rows):
         return "not shown in full"
     return "met in full"
 
@@ -188,34 +189,34 @@ def _wire_table(wire: list) -> str:
     return "".join(out)
 
 
-def _case_section(row: dict, result) -> str:
+def _case_section(row: CaseRow, result) -> str:
     o = shown_outcome(row)
-    c = registry.by_id(row["id"])
+    c = registry.by_id(row.id)
     is_open = " open" if o in ("failed", "known") else ""
     items = [("group", f"{registry.GROUP_HEADINGS.get(c.group, c.group)} ({c.group})"),
-             ("spec", row["spec"]), ("protocol level", row.get("since", c.since)),
-             ("outcome", OUTCOME_LABEL[o]), ("duration", f"{row['duration_s']:.3f} s")]
-    kf = row.get("known_failure")
+             ("spec", row.spec), ("protocol level", row.since or c.since),
+             ("outcome", OUTCOME_LABEL[o]), ("duration", f"{row.duration_s:.3f} s")]
+    kf = row.known_failure
     if kf:
-        items.append(("known failure", f"{kf.get('reason') or 'no reason given'} "
-                                       f"(listed in {kf.get('file')})"))
-    if row.get("transcript"):
-        items.append(("transcript", row["transcript"]))
+        items.append(("known failure", f"{kf.reason or 'no reason given'} "
+                                       f"(listed in {kf.file})"))
+    if row.transcript:
+        items.append(("transcript", row.transcript))
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
-    parts = [f'<details class="case o-{o}" id="{_e(row["id"])}"{is_open}>'
-             f"<summary>{_e(row['id'])} — {_e(row['title'])}{_badge(o)}</summary><div>"
+    parts = [f'<details class="case o-{o}" id="{_e(row.id)}"{is_open}>'
+             f"<summary>{_e(row.id)} — {_e(row.title)}{_badge(o)}</summary><div>"
              f"<dl>{dl}</dl>"]
-    if row["message"]:
-        parts.append(f'<p><b>message</b></p><div class="msg">{_e(row["message"])}</div>')
-    if row["warnings"]:
+    if row.message:
+        parts.append(f'<p><b>message</b></p><div class="msg">{_e(row.message)}</div>')
+    if row.warnings:
         parts.append("<p><b>warnings</b></p><ul>"
-                     + "".join(f'<li class="msg">{_e(w)}</li>' for w in row["warnings"])
+                     + "".join(f'<li class="msg">{_e(w)}</li>' for w in row.warnings)
                      + "</ul>")
-    if row.get("rerun"):
-        parts.append(f"<p><b>rerun</b></p><pre>{_e(row['rerun'])}</pre>")
-    if row.get("details") and row["outcome"] in ("failed", "known"):
+    if row.rerun:
+        parts.append(f"<p><b>rerun</b></p><pre>{_e(row.rerun)}</pre>")
+    if row.details and row.failing:
         parts.append(f"<details><summary>full failure text</summary>"
-                     f"<pre>{_e(row['details'])}</pre></details>")
+                     f"<pre>{_e(row.details)}</pre></details>")
     stderr = [(label, text) for label, text in (result.stderr if result else [])
               if text.strip()]
     if stderr:
@@ -227,53 +228,53 @@ def _case_section(row: dict, result) -> str:
         parts.append('<p><b>adapter stderr</b>: <span class="note">nothing</span></p>')
     parts.append("<p><b>wire transcript</b></p>")
     if result is None:
-        parts.append(f'<p class="note">{_e(row["message"] or "the case did not run")}</p>')
+        parts.append(f'<p class="note">{_e(row.message or "the case did not run")}</p>')
     else:
         parts.append(_wire_table(result.wire))
     parts.append("</div></details>")
     return "".join(parts)
 
 
-def render(rep: dict, results: dict) -> str:
-    rows = rep["cases"]
-    s = rep["summary"]
-    if rep.get("interrupted"):
+def render(rep: RunReport, results: dict) -> str:
+    rows = rep.cases
+    s = rep.summary
+    if rep.interrupted:
         verdict, vclass = "interrupted", "v-int"
-    elif s["failed"]:
-        verdict, vclass = f"{s['failed']} failed", "v-fail"
+    elif s.failed:
+        verdict, vclass = f"{s.failed} failed", "v-fail"
     else:
         verdict, vclass = "no case failed", "v-ok"
-    counts = ", ".join(f"{s.get(k, 0)} {k}" for k in ("passed", "failed", "known", "skipped"))
-    header = (f"<h1>{_e(rep['suite'])} {_e(rep['version'])} "
-              f"<small>(protocol {_e(rep['protocol'])}, "
-              f"matrix {_e(rep.get('matrix', 'unknown'))})</small></h1>"
-              f'<p class="meta">adapter: <code>{_e(" ".join(rep["adapter"]["argv"]))}</code></p>'
+    counts = ", ".join(f"{getattr(s, k)} {k}" for k in ("passed", "failed", "known", "skipped"))
+    header = (f"<h1>{_e(rep.suite)} {_e(rep.version)} "
+              f"<small>(protocol {_e(rep.protocol)}, "
+              f"matrix {_e(rep.matrix or 'unknown')})</small></h1>"
+              f'<p class="meta">adapter: <code>{_e(" ".join(rep.adapter.argv))}</code></p>'
               f'<p class="meta">written {_e(time.strftime("%Y-%m-%d %H:%M:%S %Z"))}; '
-              f"{_e(counts)}, {s['warnings']} warning(s) in {s['duration_s']:.2f} s"
-              + (" — strict" if rep.get("strict") else "") + "</p>"
+              f"{_e(counts)}, {s.warnings} warning(s) in {s.duration_s:.2f} s"
+              + (" — strict" if rep.strict else "") + "</p>"
               f'<p><span class="verdict {vclass}">{_e(verdict)}</span></p>')
-    kf = rep.get("known_failures")
+    kf = rep.known_failures
     if kf:
-        header += (f'<p class="meta">known failures from <code>{_e(kf["file"])}</code>: '
-                   f"{len(kf['listed'])} listed, {len(kf['known'])} failed as known"
-                   + (f", <b>stale (they pass now): {_e(', '.join(kf['stale']))}</b>"
-                      if kf["stale"] else "") + "</p>")
-    levels = sorted({r.get("since") for r in rows if r.get("since")},
+        header += (f'<p class="meta">known failures from <code>{_e(kf.file)}</code>: '
+                   f"{len(kf.listed)} listed, {len(kf.known)} failed as known"
+                   + (f", <b>stale (they pass now): {_e(', '.join(kf.stale))}</b>"
+                      if kf.stale else "") + "</p>")
+    levels = sorted({r.since for r in rows if r.since},
                     key=lambda v: tuple(int(x) for x in v.lstrip("v").split(".")))
     level_table = _counts_table("protocol level", [(v, v) for v in levels], rows, "since",
                                 ("verdict", _level_verdict))
     group_table = _counts_table("group", [(g, registry.GROUP_HEADINGS.get(g, g))
                                           for g in registry.GROUPS], rows, "group")
     legend = '<p class="legend">' + "".join(_badge(k) for k in OUTCOME_LABEL) + "</p>"
-    tiles = "".join(f'<a class="tile o-{shown_outcome(r)}" href="#{_e(r["id"])}" '
-                    f'title="{_e(r["title"])}"><b>{_e(r["id"])}</b>'
-                    f"<span>{_e(r['title'])}</span></a>" for r in rows)
-    sections = "".join(_case_section(r, results.get(r["id"])) for r in rows)
+    tiles = "".join(f'<a class="tile o-{shown_outcome(r)}" href="#{_e(r.id)}" '
+                    f'title="{_e(r.title)}"><b>{_e(r.id)}</b>'
+                    f"<span>{_e(r.title)}</span></a>" for r in rows)
+    sections = "".join(_case_section(r, results.get(r.id)) for r in rows)
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\">"
-            f"<title>{_e(rep['suite'])} report — {_e(verdict)}</title>"
+            f"<title>{_e(rep.suite)} report — {_e(verdict)}</title>"
             f"<style>{CSS}</style></head><body><main>{header}"
             f'<div class="cols"><div><h2>By protocol level</h2>{level_table}</div>'
             f"<div><h2>By group</h2>{group_table}</div></div>"
@@ -281,7 +282,7 @@ def render(rep: dict, results: dict) -> str:
             f"<h2>Cases</h2>{sections}</main></body></html>\n")
 
 
-def write(path: Path, rep: dict, results: dict) -> None:
+def write(path: Path, rep: RunReport, results: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(rep, results), encoding="utf-8")

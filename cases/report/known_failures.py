@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cases import registry
+from cases.report.model import CaseRow, KnownFailure, KnownFailures
 
 KNOWN = "known"
 _LINE = re.compile(r"^(FC-\d{3})(?:\s+(.*))?$", re.I)
@@ -84,26 +85,26 @@ class Policy:
     def active(self) -> bool:
         return bool(self.known) or self.file is not None or self.strict
 
-    def apply(self, row: dict) -> None:
+    def apply(self, row: CaseRow) -> None:
         """Rewrite one report row in place (see module doc)."""
-        cid = row["id"]
-        if self.strict and row["outcome"] == "passed" and row["warnings"]:
-            row["outcome"] = "failed"
-            row["message"] = f"--strict: a warning fails the case: {row['warnings'][0]}"
-            row["strict_failure"] = True
+        cid = row.id
+        if self.strict and row.outcome == "passed" and row.warnings:
+            row.outcome = "failed"
+            row.message = f"--strict: a warning fails the case: {row.warnings[0]}"
+            row.strict_failure = True
         if cid not in self.known:
             return
-        row["known_failure"] = {"reason": self.known[cid], "file": self.file}
-        if row["outcome"] == "failed":
-            row["outcome"] = KNOWN
-        elif row["outcome"] == "passed":
-            row["outcome"] = "failed"
-            row["stale_known_failure"] = True
-            row["message"] = (f"{cid} is listed in {self.file} as a known failure but passed: "
-                              f"remove {cid} from {self.file}")
+        row.known_failure = KnownFailure(reason=self.known[cid], file=self.file)
+        if row.outcome == "failed":
+            row.outcome = KNOWN
+        elif row.outcome == "passed":
+            row.outcome = "failed"
+            row.stale_known_failure = True
+            row.message = (f"{cid} is listed in {self.file} as a known failure but passed: "
+                           f"remove {cid} from {self.file}")
 
-    def header(self, rows: list[dict]) -> dict:
+    def header(self, rows: list[CaseRow]) -> KnownFailures:
         """The report's top-level ``known_failures`` member."""
-        return {"file": self.file, "listed": list(self.known),
-                "known": [r["id"] for r in rows if r["outcome"] == KNOWN],
-                "stale": [r["id"] for r in rows if r.get("stale_known_failure")]}
+        return KnownFailures(file=self.file, listed=tuple(self.known),
+                             known=tuple(r.id for r in rows if r.outcome == KNOWN),
+                             stale=tuple(r.id for r in rows if r.stale_known_failure))
