@@ -1,6 +1,6 @@
 """The mutant matrix: every case can fail, and fails alone.
 
-Each mutant (tests/adapters/mutants.py) is the reference adapter with one
+Each mutant (tests/adapters/mutants/<group>.py) is the reference adapter with one
 small defect; the whole suite runs against every mutant (in parallel, two
 workers per core: tests/gate.py) and its failed set must equal the mutant's expectation
 exactly: a missing id means the case cannot see the defect (under-fitted),
@@ -20,7 +20,7 @@ from tests.adapters.mutants import MUTANTS
 
 # Runs that are mostly asleep: a 4 s pause in every stream; every search reply
 # held up to 1 s for a cancel (hooks.AwaitsCancel); 0.3 s before every streamed
-# hit; a request left to the deadline (FORGE_DEADLINE_S, tests/adapters/mutants_backend.py's wedges)
+# hit; a request left to the deadline (FORGE_DEADLINE_S, tests/adapters/mutants/transport.py's wedges)
 SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
           "cancel-poisons-next-search", "cancel-finished-answered",
           "cancel-finished-oneshot-answered", "paced-cancel-error",
@@ -38,7 +38,7 @@ def test_every_case_has_a_mutant_of_its_own():
     alone = {next(iter(m.expected)) for m in MUTANTS.values() if len(m.expected) == 1}
     missing = [c.id for c in REGISTRY if c.id not in alone]
     assert not missing, (f"no mutant fails exactly these cases (add one to "
-                         f"tests/adapters/mutants.py): {', '.join(missing)}")
+                         f"tests/adapters/mutants/<group>.py): {', '.join(missing)}")
 
 
 def test_expectations_name_registry_cases():
@@ -96,7 +96,7 @@ def test_index_is_generated():
 
 
 def test_each_switch_loads_from_its_own_module_alone():
-    """What tests/mutant.py loads from one module alone (FULL_TABLES off) is
+    """What tests/mutant.py loads from one module alone (its TABLE) is
     the switch of the full tables: same hooks class, same expectations; and
     loading it imports none of HEAVY_AT_START."""
     import json
