@@ -13,6 +13,10 @@ whose expected case is in cases/test_<group>.py, each module a table
 mutant goes into the module of its case's group; a new group's module is
 added to ``MODULES``.
 
+A test adapter process imports its switch's table module alone
+(tests/adapters/INDEX.txt): what few hooks need (datetime, socket,
+subprocess, pathlib) they import where used (see tests/adapters/proxy.py).
+
 Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
 """
 

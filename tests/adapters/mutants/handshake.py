@@ -58,6 +58,10 @@ class NeedsCacheDir(Hooks):
         return msg
 
 
+# FC-001..005 and FC-080 judge the group adapter's generation-1 answer; FC-005
+# starts a process without cache params and only checks that it serves a tree.
+# A respawn-only change would also break FC-051 (same answer every
+# generation), so the *-no-cache mutants hide in the no-cache-params start.
 @promoted("protocol-string-no-cache", "FC-001", '§2.3: adapters "MUST send integer 1"')
 class ProtocolStringNoCache(NoCacheInit):
     """initialize answers protocol "1" when started without cache params.
