@@ -84,6 +84,18 @@ def cited(table: dict):
 kept_in = cited   # ``kept``: a deep control (tests/adapters/controls_deep.py) the suite passes
 
 
+def gather(package: str, modules: tuple[str, ...]) -> dict[str, Variant]:
+    """The union of the ``TABLE`` of each of ``package``'s ``modules``."""
+    import importlib
+
+    out: dict[str, Variant] = {}
+    for name in modules:
+        for switch, variant in importlib.import_module(f"{package}.{name}").TABLE.items():
+            assert switch not in out, f"switch {switch!r} registered twice"
+            out[switch] = variant
+    return out
+
+
 class OwnWrites(Hooks):
     """A hook set that writes every reply and $/partial to the host itself
     (``write``), keeping the proxy's books as send_host would: a reply

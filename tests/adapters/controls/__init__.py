@@ -20,8 +20,7 @@ Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
 
 from __future__ import annotations
 
-from tests.adapters.hooks import Variant
-from tests.adapters.mutants import gather
+from tests.adapters.hooks import Variant, gather
 
 MODULES = ("legal", "wire", "backend", "pace", "process")
 

@@ -22,25 +22,13 @@ Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
 
 from __future__ import annotations
 
-import importlib
-
-from tests.adapters.hooks import Variant
+from tests.adapters.hooks import Variant, gather
 
 MUTANTS: dict[str, Variant]   # built on first use (below)
 
 # the table modules, one per case group (cases/test_<group>.py)
 MODULES = ("handshake", "content_ids", "trees", "search", "streaming", "lifecycle", "errors",
            "bounded", "revisions", "commits", "roundtrips", "listings", "icons", "transport")
-
-
-def gather(package: str, modules: tuple[str, ...]) -> dict[str, Variant]:
-    """The union of the ``TABLE`` of each of ``package``'s ``modules``."""
-    out: dict[str, Variant] = {}
-    for name in modules:
-        for switch, variant in importlib.import_module(f"{package}.{name}").TABLE.items():
-            assert switch not in out, f"switch {switch!r} registered twice"
-            out[switch] = variant
-    return out
 
 
 def __getattr__(name: str):
