@@ -6,8 +6,8 @@ through ``cases.kit.replies`` / ``wire.messages.read`` and naming other cases'
 rules with ``owner(...)`` from ``registry.OWNERS``) plus its line under "Cases
 added" of CHANGELOG.md's newest section (a case that fails more or less than
 before gets its line there too). A new mutant is one
-hook class in ``tests/adapters/`` registered with ``@mutant(switch, "FC-nnn")``
-(its docstring's first paragraph is its only description; then run
+hook class in ``tests/adapters/mutants/<group>.py`` (the group of its case)
+registered with ``@mutant(switch, "FC-nnn")`` (its docstring's first paragraph is its only description; then run
 ``python3 tests/mutant.py --update-wording``). A new fixture fact is a name in
 ``fixture/catalog.py`` (with its bytes under ``fixture/`` and its line in
 FIXTURES.md) and, when it is computed from the bytes or from git, a function

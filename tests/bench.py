@@ -534,7 +534,7 @@ def wire_args(parser: argparse.ArgumentParser) -> None:
 
 # ---------------------------------------------------------------- pace
 
-# The shapes of a slow but legal streamer (tests/adapters/controls_pace.py):
+# The shapes of a slow but legal streamer (tests/adapters/controls/pace.py):
 # (switch, pace in s, the failed set it must end with).
 PACE_SHAPES = (
     ("paced-stream", 1.5, set()),            # a hit every 1.5 s, cancels ignored

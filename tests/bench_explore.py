@@ -14,7 +14,7 @@ example but the few built sets the runner reuses).
 
 ``explore-controls``: the no-false-red check of issue 26 over many seeds: the
 reference, the host profile (tests/host_profile.py) and every legal control
-(tests/adapters/controls.py) explored with seeds 1..N, N examples each;
+(tests/adapters/controls/) explored with seeds 1..N, N examples each;
 every run must exit 0. Prints each adapter's time and any seed that failed
 (with the finding's first line). Exit 1 when one did.
 

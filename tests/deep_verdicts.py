@@ -39,7 +39,7 @@ from tests import gate  # noqa: E402
 from tests.adapters.controls_deep import DEEP_CONTROLS  # noqa: E402
 from tests.adapters.mutants_deep import DEEP, PENDING, UNOWNED  # noqa: E402
 
-MATRIX_CONTROLS = ("out-of-order",)   # controls of tests/adapters/controls.py the brief names
+MATRIX_CONTROLS = ("out-of-order",)   # controls of tests/adapters/controls/ the brief names
 
 
 def deep_argv(switch: str) -> list[str]:

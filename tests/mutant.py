@@ -5,9 +5,9 @@
     python3 tests/mutant.py --list
     python3 tests/mutant.py --update-wording   # MUTANTS.txt and "Falsified by:" from the code
 
-The switches and what each one changes are in tests/adapters/mutants.py (the
-mutant matrix, each with the cases it must fail) and tests/adapters/controls.py
-(legal variations that must pass). The suite appends the fixture directory.
+The switches and what each one changes are in tests/adapters/mutants/ (the
+mutant matrix, each with the cases it must fail, one module per case group)
+and tests/adapters/controls/ (legal variations that must pass). The suite appends the fixture directory.
 """
 
 import os
@@ -30,12 +30,10 @@ def _tables():
 
 
 def load(switch: str, *, fall_back: bool = True):
-    """The Variant of ``switch``, importing only the module that defines it
-    (tests/adapters/INDEX.txt) when the index knows it, else (``fall_back``)
-    every module of the tables."""
+    """The Variant of ``switch``, importing only the table module that defines
+    it (tests/adapters/INDEX.txt) when the index knows it, else
+    (``fall_back``) every table module."""
     import importlib
-
-    import tests.adapters as package
 
     module = None
     try:
@@ -48,23 +46,14 @@ def load(switch: str, *, fall_back: bool = True):
     except OSError:
         pass
     if module is not None:
-        package.FULL_TABLES = False
         try:
-            importlib.import_module(module)
-            mutants, controls = _tables()
-        finally:
-            package.FULL_TABLES = True
-        entry = mutants.get(switch) or controls.get(switch)
+            entry = importlib.import_module(module).TABLE.get(switch)
+        except (ImportError, AttributeError):
+            entry = None
         if entry is not None and entry.hooks.__module__ == module:
             return entry
     if not fall_back:
         return None
-    # a stale index: every module that registers into the tables
-    from pathlib import Path
-
-    for path in sorted(Path(INDEX).parent.glob("*.py")):
-        if path.stem.startswith(("mutants", "controls")):
-            importlib.import_module(f"tests.adapters.{path.stem}")
     mutants, controls = _tables()
     return mutants.get(switch) or controls.get(switch)
 

@@ -19,11 +19,6 @@ from cases.kit.invocation import keep_bytecode  # noqa: E402  (os and sys only)
 
 keep_bytecode()   # started dozens of times a run: its modules compile once
 
-# The tables first, in the order tests/mutant.py loads them: the deep
-# modules and the matrix's import each other's names, and importing a deep
-# module first met the other half-initialized (an ImportError at every start)
-import tests.adapters.controls  # noqa: E402,F401
-import tests.adapters.mutants  # noqa: E402,F401
 from tests.adapters.controls_deep import DEEP_CONTROLS  # noqa: E402
 from tests.adapters.mutants_deep import DEEP  # noqa: E402
 from tests.adapters.proxy import main  # noqa: E402

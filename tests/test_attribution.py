@@ -1,7 +1,8 @@
 """cases/harness/attribution.py: which case's defect ended a generation a case needed.
 
 The owners come from the registry and the monitor's table, never spelled
-here; the mutants of tests/adapters/mutants_one_red.py run the whole path.
+here; the one-defect mutants (``respawn-*``, ``latin1-*``, ``log-drops-root``...
+in tests/adapters/mutants/) run the whole path.
 """
 
 from __future__ import annotations

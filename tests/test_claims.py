@@ -1,7 +1,8 @@
 """cases/judges/claims.py: what the ClaimsMonitor records for judging, sans-IO.
 
-The judging itself (against the fixture and git) is proved by the mutants of
-tests/adapters/mutants_paths_q.py; here, which replies are recorded, and
+The judging itself (against the fixture and git) is proved by the truncation
+mutants (``respawn-*-truncated-lie``, ``respawn-*-cut-untruncated``... in
+tests/adapters/mutants/); here, which replies are recorded, and
 which are left out as another rule's business.
 """
 

@@ -1,13 +1,13 @@
 """Negative controls: legal adapters the suite must pass (exit 0, no failure).
 
-Each control (tests/adapters/controls.py) varies the reference in a way the
+Each control (tests/adapters/controls/) varies the reference in a way the
 protocol allows: slow but steady streaming, serving big blobs whole (the reference refuses them), ignoring
 limit or cancel, commit-keyed ids, out-of-order replies, a noisy stderr,
 unknown members everywhere, git-style ids; and the deep controls the
 lifecycle and revision cases pass (unknown members whose values change,
 abbreviated commit ids, login authors, annotated tag objects, UTC and
 basic-format dates, no tree branch, a loopback test double, a
-proxy-honouring client); and the false-red hunt's (tests/adapters/controls_q.py:
+proxy-honouring client); and the false-red hunt's (tests/adapters/controls/wire.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
 lists, null optionals, kindless errors, a cold backend, handshake extras,
 GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
@@ -15,13 +15,13 @@ default log page, commits without patches, default values left out, an
 on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs); and what the protocol
-leaves to the adapter (tests/adapters/controls_legal.py: org-only
+leaves to the adapter (tests/adapters/controls/legal.py: org-only
 search/repos, path: as a content term, nested ids with the rest refused, an
 honest small cut, a shared clone URL); paced streams, one
 hit a batch 0.3 s apart with cancels ignored or honoured
-(tests/adapters/controls_pace.py: their run time is `tests/bench.py pace`'s
+(tests/adapters/controls/pace.py: their run time is `tests/bench.py pace`'s
 to report, not a test's to assert); and
-tests/adapters/controls_process.py's (a kept-alive backend connection through
+tests/adapters/controls/process.py's (a kept-alive backend connection through
 FC-052's proxy, an exit when idle: FC-050 warns). A failure here means
 the suite is over-fitted to the reference. Controls that must surface a warning (the
 commit-keyed adapter's FC-093) say which cases, and no other case may warn.

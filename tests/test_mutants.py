@@ -1,6 +1,6 @@
 """The mutant matrix: every case can fail, and fails alone.
 
-Each mutant (tests/adapters/mutants.py) is the reference adapter with one
+Each mutant (tests/adapters/mutants/<group>.py) is the reference adapter with one
 small defect; the whole suite runs against every mutant (in parallel, two
 workers per core: tests/gate.py) and its failed set must equal the mutant's expectation
 exactly: a missing id means the case cannot see the defect (under-fitted),
@@ -20,7 +20,7 @@ from tests.adapters.mutants import MUTANTS
 
 # Runs that are mostly asleep: a 4 s pause in every stream; every search reply
 # held up to 1 s for a cancel (hooks.AwaitsCancel); 0.3 s before every streamed
-# hit; a request left to the deadline (FORGE_DEADLINE_S, tests/adapters/mutants_backend.py's wedges)
+# hit; a request left to the deadline (FORGE_DEADLINE_S, the *-wedge mutants)
 SLEEPY = ("stream-stall-4s", "cancel-answers-error", "cancel-oneshot-error",
           "cancel-poisons-next-search", "cancel-finished-answered",
           "cancel-finished-oneshot-answered", "paced-cancel-error",
@@ -38,7 +38,7 @@ def test_every_case_has_a_mutant_of_its_own():
     alone = {next(iter(m.expected)) for m in MUTANTS.values() if len(m.expected) == 1}
     missing = [c.id for c in REGISTRY if c.id not in alone]
     assert not missing, (f"no mutant fails exactly these cases (add one to "
-                         f"tests/adapters/mutants.py): {', '.join(missing)}")
+                         f"tests/adapters/mutants/<group>.py): {', '.join(missing)}")
 
 
 def test_expectations_name_registry_cases():
@@ -47,6 +47,26 @@ def test_expectations_name_registry_cases():
     assert not unknown, f"mutants expect ids the registry does not have: {unknown}"
     empty = [m.switch for m in MUTANTS.values() if not m.expected]
     assert not empty, f"a mutant must fail something: {empty}"
+
+
+def test_each_mutant_is_filed_by_the_group_it_breaks():
+    """tests/adapters/mutants/<group>.py holds the mutants of cases/test_<group>.py's
+    cases, and MODULES names every such module (none left out of MUTANTS)."""
+    from pathlib import Path
+
+    import tests.adapters.mutants as package
+
+    groups = {c.id: c.group for c in REGISTRY}
+    misfiled = {m.switch: (m.hooks.__module__, sorted({groups.get(e) for e in m.expected}))
+                for m in MUTANTS.values()
+                if m.hooks.__module__ not in {f"{package.__name__}.{groups.get(e)}" for e in m.expected}}
+    assert not misfiled, f"mutants filed outside their case's group: {misfiled}"
+    files = sorted(p.stem for p in Path(package.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert sorted(package.MODULES) == files, "tests/adapters/mutants/__init__.py MODULES: every table module"
+    assert set(package.MODULES) <= set(groups.values()), "a table module per case group, named as the group"
+    import tests.adapters.controls as controls
+    files = sorted(p.stem for p in Path(controls.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert sorted(controls.MODULES) == files, "tests/adapters/controls/__init__.py MODULES: every table module"
 
 
 def test_pairs_say_why():
@@ -96,7 +116,7 @@ def test_index_is_generated():
 
 
 def test_each_switch_loads_from_its_own_module_alone():
-    """What tests/mutant.py loads from one module alone (FULL_TABLES off) is
+    """What tests/mutant.py loads from one module alone (its TABLE) is
     the switch of the full tables: same hooks class, same expectations; and
     loading it imports none of HEAVY_AT_START."""
     import json

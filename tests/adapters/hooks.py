@@ -54,6 +54,48 @@ def registrar(table: dict):
     return register
 
 
+def matrix(table: dict):
+    """The decorators of a mutant table: ``mutant(switch, *expected)``, and
+    ``promoted(switch, owner, rule)`` for a deep mutant moved into the matrix
+    (its ``rule`` and ``owner`` kept on the class)."""
+    mutant = registrar(table)
+
+    def promoted(switch: str, owner: str, rule: str):
+        def add(cls):
+            cls.rule, cls.owner = rule, owner
+            return mutant(switch, owner)(cls)
+        return add
+    return mutant, promoted
+
+
+def cited(table: dict):
+    """A control decorator that carries ``legal`` (the PROTOCOL.md / RULINGS.md
+    text that makes the variation legal): ``control(switch, legal, warns=())``."""
+    register = registrar(table)
+
+    def control(switch: str, legal: str, warns: tuple[str, ...] = ()):
+        def add(cls):
+            cls.legal = legal
+            return register(switch, warns=warns)(cls)
+        return add
+    return control
+
+
+kept_in = cited   # ``kept``: a deep control (tests/adapters/controls_deep.py) the suite passes
+
+
+def gather(package: str, modules: tuple[str, ...]) -> dict[str, Variant]:
+    """The union of the ``TABLE`` of each of ``package``'s ``modules``."""
+    import importlib
+
+    out: dict[str, Variant] = {}
+    for name in modules:
+        for switch, variant in importlib.import_module(f"{package}.{name}").TABLE.items():
+            assert switch not in out, f"switch {switch!r} registered twice"
+            out[switch] = variant
+    return out
+
+
 class OwnWrites(Hooks):
     """A hook set that writes every reply and $/partial to the host itself
     (``write``), keeping the proxy's books as send_host would: a reply

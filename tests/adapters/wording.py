@@ -30,7 +30,7 @@ LABEL = "Falsified by:"
 HEADER = """\
 # The intended mutant of every case: the case it must fail, alone.
 #
-# Generated from the hook class docstrings of tests/adapters/mutants.py
+# Generated from the hook class docstrings of tests/adapters/mutants/
 # (`python3 tests/mutant.py --update-wording`); tests/test_mutants.py keeps it
 # current. One line per case id: <id>  <switch>  <what the mutant changes in
 # the reference adapter>. Each case's docstring ends with the same words.
@@ -60,7 +60,7 @@ def mutants_txt() -> str:
 
 def index_txt() -> str:
     """switch -> the module defining its hooks, for tests/mutant.py to load
-    that module alone (tests/adapters/__init__.py FULL_TABLES)."""
+    that module alone (its ``TABLE``)."""
     from tests.adapters.controls import CONTROLS
 
     rows = [f"{v.switch} {v.hooks.__module__}" for table in (MUTANTS, CONTROLS)

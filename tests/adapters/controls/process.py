@@ -1,10 +1,7 @@
-"""Controls of the adapter process's life: legal ways to talk to a backend
-and to end, kept green (tests/test_controls.py). Each hook class carries
-``legal``: the PROTOCOL.md / RULINGS.md text that makes it legal. They
-register into CONTROLS (tests/adapters/controls.py imports this module at
-its end).
+"""Controls of the adapter process's life: legal ways to talk to a backend and to end, kept green.
 
-Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
+``TABLE`` maps each switch to its Variant (tests/adapters/controls/__init__.py
+gathers the tables into CONTROLS).
 """
 
 from __future__ import annotations
@@ -12,9 +9,12 @@ from __future__ import annotations
 import os
 import threading
 
-from tests.adapters.controls import cited as control
+from tests.adapters.hooks import Variant, cited
 from tests.adapters.http_double import HttpDouble
 from tests.adapters.proxy import Hooks
+
+TABLE: dict[str, Variant] = {}
+control = cited(TABLE)
 
 
 @control("keep-alive-proxy-client",

@@ -1,14 +1,7 @@
 """Controls of what a real backend may legally vary on the wire, kept green.
 
-Each one is the reference behind a hook set that changes something the
-protocol leaves to the adapter (JSON spelling, notifications it may send,
-stream granularity, list order, null optionals, errors without kinds,
-latency within the deadline, handshake members it may add). Each hook class
-carries ``legal``: the PROTOCOL.md / RULINGS.md text that makes it legal.
-They register into CONTROLS (tests/adapters/controls.py imports this module
-at its end), so tests/test_controls.py keeps them green.
-
-Run one: ``python3 tests/mutant.py <switch> <fixture-dir>``.
+``TABLE`` maps each switch to its Variant (tests/adapters/controls/__init__.py
+gathers the tables into CONTROLS).
 """
 
 from __future__ import annotations
@@ -19,12 +12,12 @@ import os
 import re
 import threading
 
-from tests.adapters.controls import cited as control
-from tests.adapters.hooks import HitsEdit, OwnWrites, fixture_repos, repo_name
+from tests.adapters.hooks import HitsEdit, OwnWrites, Variant, cited, fixture_repos, repo_name
 from tests.adapters.proxy import Hooks, result_of
 
+TABLE: dict[str, Variant] = {}
+control = cited(TABLE)
 
-# ---------------------------------------------------------------- JSON spelling
 
 _ESCAPE = re.compile(r"\\\\|\\u([0-9a-f]{4})")
 
@@ -63,8 +56,6 @@ class JsonRespelled(OwnWrites):
     def write(self, proxy, msg):
         proxy.send_host(respell(msg))
 
-
-# ---------------------------------------------------------------- notifications the adapter may send
 
 @control("progress-notifications",
          'PROTOCOL §10.1 "$/progress ... MAY Adapters emit them early ... A suite must not fail an '
@@ -106,8 +97,6 @@ class ProgressNotifications(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- stream granularity
-
 @control("one-hit-per-batch",
          'PROTOCOL §5.2 "HOST Batches may be any size"; §5.3 append-only batches; RULINGS: one batch '
          'carrying every hit is a legal stream, and so is one hit per batch')
@@ -129,8 +118,6 @@ class OneHitPerBatch(Hooks):
                 req.partials += 1
         return {**msg, "params": {**params, "items": items[-1:]}}
 
-
-# ---------------------------------------------------------------- order where none is specified
 
 @control("reordered-listings",
          'PROTOCOL §3.3 (tree), §3.1 (search/repos), §3.2 (org/repos), §3.6 (refs), §3.12 (files), '
@@ -173,8 +160,6 @@ class ReorderedListings(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- null where the host accepts it
-
 @control("null-optionals",
          'PROTOCOL §3.0 "members that are genuinely optional (e.g. size, line, pushed_at, as_of, '
          'web_url, patch, additions) accept null" (SHOULD omit instead: a warning at most); RULINGS '
@@ -208,8 +193,6 @@ class NullOptionals(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- errors without kinds
-
 @control("kindless-errors",
          'PROTOCOL §6.1 error.data optional, data.kind optional; Appendix A: the upstream reference '
          'answers every failure {"code":1,"message":...} with no data.kind; RULINGS "Strength": an '
@@ -230,8 +213,6 @@ class KindlessErrors(Hooks):
             msg["error"] = {"code": 1, "message": err.get("message")}
         return msg
 
-
-# ---------------------------------------------------------------- latency within the deadline
 
 COLD_S = 2.5
 
@@ -303,8 +284,6 @@ class ColdBackend(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- handshake members the adapter may add
-
 @control("init-extras",
          'PROTOCOL §2.3 "MAY Report the subtree\'s current size as cache.bytes"; §10.1 the reserved '
          '"notifications" capability (MAY emit); §2.4 "SHOULD Declare every capability explicitly"; '
@@ -332,8 +311,6 @@ class InitExtras(Hooks):
         result["cache"] = {"bytes": next(self.grown) + os.getpid() % 1000}
         return msg
 
-
-# ---------------------------------------------------------------- search the way the host's GitHub provider does
 
 @control("github-search-pages",
          'PROTOCOL §5.3 "HOST The host\'s built-in GitHub provider streams one batch per REST page '
@@ -366,8 +343,6 @@ class GithubSearchPages(Hooks):
                 req.partials += 1
         return {**msg, "params": {**params, "items": pages[-1]}}
 
-
-# ---------------------------------------------------------------- dates as GitLab spells them
 
 @control("dates-millis",
          'PROTOCOL §3.7 "date is ISO-8601"; RULINGS "Dates are ISO-8601; compare instants, never '
@@ -403,8 +378,6 @@ class DatesMillis(Hooks):
                                if isinstance(n, str) else n for n in result["repos"]]
         return msg
 
-
-# ---------------------------------------------------------------- ids spelled by another backend
 
 @control("upper-hex-blob-ids",
          'PROTOCOL §4 "Each blob sha is an opaque identifier of the content"; "MUST Treat ids as '
@@ -450,8 +423,6 @@ class UpperHexBlobIds(Hooks):
         return self.ids.partial(proxy, req, msg)
 
 
-# ---------------------------------------------------------------- revision listings a backend may trim
-
 @control("log-default-page-3",
          'PROTOCOL §3.7 "MAY Choose a default when limit is null"; "cut the list off near N items '
          'and flag truncated: true whenever further matching commits are known to exist"')
@@ -488,14 +459,14 @@ class CommitPatchesUnavailable(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- members equal to their defaults
-
 DEFAULTS = {"repo/tree": {"entries": [], "truncated": False, "branch": "main"},
             "search/code": {"items": [], "truncated": False},
             "search/repos": {"items": []}, "org/repos": {"repos": []},
             "repo/refs": {"branches": [], "tags": []},
             "repo/log": {"items": [], "truncated": False}, "repo/blame": {"ranges": []},
             "repo/commit": {"parents": [], "truncated": False}}
+
+
 HIT_DEFAULTS = {"matches": [], "branch": "main", "located": True, "sha": ""}
 
 
@@ -537,8 +508,6 @@ class DefaultValuesAbsent(HitsEdit):
     def hit(self, hit):
         _drop_defaults(hit, HIT_DEFAULTS)
 
-
-# ---------------------------------------------------------------- an on-disk content cache
 
 @control("content-cache",
          'PROTOCOL §10.2 "SHOULD Use the provider-scoped subtree the host passes as cache_dir"; '
@@ -639,8 +608,6 @@ class ContentCache(Hooks):
                 pass
 
 
-# ---------------------------------------------------------------- a cancel that cuts the search at once
-
 @control("cancel-cuts-at-once",
          'PROTOCOL §5.4 "SHOULD Adapters paying per call or running long scans use it to stop work"; '
          '"SHOULD ... finish a cancelled request promptly with a normal terminal reply (for a stream, '
@@ -676,8 +643,6 @@ class CancelCutsAtOnce(Hooks):
         with self.lock:
             return None if isinstance(params, dict) and params.get("id") in self.cut else msg
 
-
-# ---------------------------------------------------------------- matches as a search API gives them
 
 @control("matches-whole-lines",
          'PROTOCOL §3.13 matches: "matched substrings; HOST searches for them inside the blob"; '
@@ -715,8 +680,6 @@ class MatchesWholeLines(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- display budgets an adapter chooses
-
 @control("commit-budget-2",
          'PROTOCOL §3.12 "SHOULD Cap very large commits at a display budget and set truncated: true" '
          '(the budget is the adapter\'s; truncated: "true = the file list is incomplete (budget '
@@ -739,8 +702,6 @@ class CommitBudget2(Hooks):
                 result["truncated"] = True
         return msg
 
-
-# ---------------------------------------------------------------- part of the revision set declared
 
 GATED = {"refs": ("repo/refs",), "log": ("repo/log", "repo/blob_at"), "blame": ("repo/blame",),
          "commit": ("repo/commit",)}
@@ -777,8 +738,6 @@ class LogOnly(SomeRevisionCaps):
     off = ("refs", "blame", "commit")
 
 
-# ---------------------------------------------------------------- directory ids from their contents
-
 @control("merkle-dir-ids",
          'PROTOCOL §3.3 directories need a sha ("content id (§4)"); §4 "a suite must apply the change '
          'rule to blob ids only"; REF derives them from the path, a git backend gives tree ids (a hash '
@@ -809,8 +768,6 @@ class MerkleDirIds(Hooks):
         return msg
 
 
-# ---------------------------------------------------------------- lines written in pieces
-
 @control("split-writes",
          'PROTOCOL §1.2 a message is one line terminated by "\\n" (nothing says in one write); §7.2 '
          '"There is no maximum line length"; a buffered writer flushes lines in pieces')
@@ -840,8 +797,6 @@ class SplitWrites(OwnWrites):
                 except OSError:
                     return
 
-
-# ---------------------------------------------------------------- links of a hosted forge
 
 @control("https-urls",
          'PROTOCOL §3.9 clone_url: "MUST A URL (or path) that git clone accepts"; §3.10/§3.11 "URL '
