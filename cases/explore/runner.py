@@ -9,7 +9,9 @@ rounds of ROUND_EXAMPLES from seeds ``seed``, ``seed + 1``, ...) or after
 ``examples``; a violation stops the drawing, and hypothesis shrinks the
 drawn set and the program until the budget is spent, for ``SHRINK_S`` at
 least (with ``examples``: until hypothesis stops, for ``SHRINK_EXAMPLES_S``
-at most, so a count of examples shrinks to the same end on a loaded machine). The smallest failing
+at most, so a count of examples shrinks to the same end on a loaded machine),
+and either way ends once ``SHRINK_STALL`` candidates in a row found nothing
+smaller (a count, so where it ends does not hang on the load). The smallest failing
 example of the first owner found is the finding: its program, the drawn set
 (written again, byte for byte, into ``folder/drawn``), the wire transcript
 (``folder/transcript.jsonl``) and the command that reproduces it.
@@ -40,6 +42,7 @@ DEFAULT_SEED = 20260601
 DEFAULT_BUDGET_S = 60.0
 SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
 SHRINK_EXAMPLES_S = 60.0  # with --examples: shrinking runs until hypothesis stops, at most this long
+SHRINK_STALL = 30        # shrinking ends after this many candidates in a row found nothing smaller
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
 # Examples per hypothesis run within a budget: hypothesis spends the first tenth
@@ -79,6 +82,7 @@ class Context:
     first_owner: str | None = None
     failures: dict = field(default_factory=dict)     # owner -> Failure (smallest seen)
     first_failure_example: int | None = None
+    smaller_at: int = 0          # the example that last made a finding smaller
     built: dict = field(default_factory=dict)        # DrawnSet -> (folder, commit ids), newest last
     budget_spent: bool = False
 
@@ -91,7 +95,8 @@ class Context:
             if self.budget_end is not None and now >= self.budget_end:
                 self.budget_spent = True
                 raise BudgetSpent()
-        elif now >= max(self.first_found_at + self.shrink_s, self.budget_end or 0.0):
+        elif (now >= max(self.first_found_at + self.shrink_s, self.budget_end or 0.0)
+              or self.examples - self.smaller_at >= SHRINK_STALL):
             reject()               # shrinking is over: no new candidate runs
         self.examples += 1
 
@@ -120,6 +125,7 @@ class Context:
         best = self.failures.get(violation.case_id)
         if best is not None and best.size <= key:
             return
+        self.smaller_at = self.examples
         where = self.temp / f"transcript-{violation.case_id}.jsonl"
         machine.p.transcript.dump_jsonl(where)
         self.failures[violation.case_id] = Failure(violation, list(machine.program),
