@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 
 if __name__ == "__main__":   # run as a script: the checkout's root on the path
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
@@ -197,6 +199,9 @@ class StreamExactFillTruncated(Hooks):
 # The requests in flight together an adapter's slot table holds (FC-120 sends
 # eight: three streams and five requests).
 SLOTS = 8
+# A reply waits until the host has written no request for this long (slowness is legal), so a
+# burst written together is all in flight when its ninth request arrives, whatever the load.
+BURST_QUIET_S = 0.1
 
 
 @explore("ninth-in-flight-misrouted", "FC-120",
@@ -210,8 +215,12 @@ class NinthInFlightMisrouted(Hooks):
 
     def __init__(self):
         self.results: dict = {}
+        self.written = threading.Condition()
+        self.last_request = 0.0
 
     def request(self, proxy, req, msg):
+        with self.written:
+            self.last_request = time.monotonic()
         if req is not None and len(proxy.requests) > SLOTS:
             same = [i for i, r in proxy.requests.items() if i != req.id and r.method == req.method]
             if same:
@@ -219,6 +228,9 @@ class NinthInFlightMisrouted(Hooks):
         return msg
 
     def reply(self, proxy, req, msg):
+        with self.written:
+            while (left := self.last_request + BURST_QUIET_S - time.monotonic()) > 0:
+                self.written.wait(left)
         if req is None or "result" not in msg:
             return msg
         self.results[req.id] = msg["result"]
