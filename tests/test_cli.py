@@ -245,6 +245,15 @@ def test_self_test_with_nothing_collected_is_a_failure():
     assert "no tests were collected" in proc.stderr
 
 
+def test_self_test_exits_with_pytests_code_after_a_test_drove_the_stop_path():
+    """A self-test that raises and records a stop signal in its own process
+    (the weakref-callback test of test_cli_edges) still ends with pytest's
+    code, 0 here: the stop state is a run's, not the self-test's."""
+    proc = run("--self-test", "tests/test_cli_edges.py", "-k", "weakref_callback", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "interrupted" not in proc.stderr
+
+
 # ------------------------------------------- the plugin, straight through pytest
 
 PLUGIN_PROBE = '''
