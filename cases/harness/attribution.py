@@ -16,7 +16,8 @@ Two defects end a generation under a case's feet, whatever the case asks:
 A case that fails while one of its processes lost a generation that way
 during the case is reported skipped, not evaluated, naming the owner; the
 owner itself still fails (its own judgement, or the monitor's verdict at the
-end of the run). The pytest hook below turns the failure into that skip
+end of the run). When the owner is not in the run (`--case` chose others),
+the failure stays: nobody else would report the defect. The pytest hook below turns the failure into that skip
 before the plugin (cases/harness/plugin.py) records the outcome.
 """
 
@@ -30,10 +31,22 @@ from cases import registry
 from wire import monitor as m
 
 
+def judged_here(owner: str) -> bool:
+    """Whether ``owner`` is judged in this run (selected, collected, not
+    deselected): only then can a case leave the defect to it. A run of other
+    cases alone keeps their failures, or a broken adapter would be green."""
+    session = api.session()
+    if session is None:
+        return False
+    chosen = session.select or session.collected
+    return owner in chosen and owner not in session.deselected
+
+
 def ended_by(run) -> str | None:
     """The not-evaluated reason for ``run`` (cases.harness.session.CaseRun) when one of
-    its processes lost a generation during it to a defect another case owns;
-    None when none did (or the running case owns every such defect)."""
+    its processes lost a generation during it to a defect another case owns
+    and this run judges; None when none did (or the running case owns every
+    such defect, or its owner is not in this run)."""
     if run is None:
         return None
     for provider, mark in run.attached:
@@ -42,7 +55,7 @@ def ended_by(run) -> str | None:
             if finding.rule not in m.ENDS_GENERATION or (finding.seq or 0) < mark:
                 continue
             owner = monitoring.owner_of(finding)
-            if owner is not None and owner != run.case.id:
+            if owner is not None and owner != run.case.id and judged_here(owner):
                 return (f"not evaluated: generation {finding.generation} of {label} was ended by "
                         f"{owner}'s defect ({finding.detail}); what this case asked of it died "
                         f"with it")
@@ -50,7 +63,7 @@ def ended_by(run) -> str | None:
             if start.initial or start.seq < mark:
                 continue
             owner, why = respawn_owner(provider, start.generation)
-            if owner != run.case.id:
+            if owner != run.case.id and judged_here(owner):
                 return (f"not evaluated: the respawned generation {start.generation} of {label} "
                         f"never served ({start.reason}), by {owner}'s defect ({why})")
     return None
