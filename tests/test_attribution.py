@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from cases.harness import attribution
+from cases.kit import api
 from cases.judges import monitoring
 from cases import registry
 from wire import monitor as m
@@ -17,6 +20,16 @@ from wire.monitor import Finding
 from wire.transport import FailedStart
 
 MARK = 10
+
+
+def session_of(selected) -> SimpleNamespace:
+    return SimpleNamespace(select=list(selected), collected=[], deselected=set())
+
+
+@pytest.fixture(autouse=True)
+def every_case_in_the_run(monkeypatch):
+    """A run of the whole matrix (the owner of every defect is judged)."""
+    monkeypatch.setattr(api, "session", lambda: session_of(c.id for c in registry.REGISTRY))
 
 
 def run_of(case_id: str, *, findings=(), failed_starts=()):
@@ -37,6 +50,20 @@ def test_a_fatal_frame_during_the_case_names_its_owner():
     owner = monitoring.owner_of(utf8(MARK))
     reason = attribution.ended_by(run_of(other_case(owner), findings=[utf8(MARK)]))
     assert reason is not None and f"{owner}'s defect" in reason and "generation 2" in reason
+
+
+def test_an_owner_outside_the_run_leaves_the_failure_standing(monkeypatch):
+    """`--case` chose others: the case keeps its failure, or nobody would
+    report the defect (a broken adapter green)."""
+    owner = monitoring.owner_of(utf8(MARK))
+    case = other_case(owner)
+    monkeypatch.setattr(api, "session", lambda: session_of([case]))
+    assert attribution.ended_by(run_of(case, findings=[utf8(MARK)])) is None
+    start = FailedStart(3, "initialize answered an error", MARK + 1, False)
+    respawn_owner = registry.owner_of("answering initialize after a respawn is")
+    case = other_case(respawn_owner)
+    monkeypatch.setattr(api, "session", lambda: session_of([case]))
+    assert attribution.ended_by(run_of(case, failed_starts=[start])) is None
 
 
 def test_the_owner_itself_is_not_skipped():
