@@ -8,7 +8,7 @@ must fail alone.
 from __future__ import annotations
 
 from fixture.catalog import TERM_PATHONLY
-from tests.adapters.common import FirstInitialize, SearchEdit, path_query, query
+from tests.adapters.common import FirstInitialize, HitEdit, SearchEdit, path_query, query
 from tests.adapters.hooks import InitResult, Variant, matrix, read_worktree, repo_name
 from tests.adapters.proxy import Hooks, hits_of, result_of
 
@@ -86,7 +86,7 @@ class NoFileSearch(InitResult):
         return msg
 
 
-class HitEdit(Hooks):
+class IndexedHitEdit(Hooks):
     """Apply ``edit(proxy, req, hit, n)`` to hits of the searches ``applies`` picks
     (``n``: the hit's index in its reply or batch)."""
 
@@ -112,7 +112,7 @@ class HitEdit(Hooks):
 @promoted("pathonly-prefixed-streamed", "FC-030",
       '§3.13 hit path: "repository-relative path"; RULINGS "Types"/§3.13 path-only hit "the host '
       'must still display it"')
-class PathOnlyPrefixedStreamed(HitEdit):
+class PathOnlyPrefixedStreamed(IndexedHitEdit):
     """Streamed path-only hits carry a path prefixed with the repository name.
 
     Hides on: streamed searches; FC-030 reads one-shot searches only.
@@ -128,7 +128,7 @@ class PathOnlyPrefixedStreamed(HitEdit):
 
 @promoted("line-drift-after-first", "FC-031",
       '§3.13: "MUST line, when present, is 1-based and is the real line of the match in that blob"')
-class LineDriftAfterFirst(HitEdit):
+class LineDriftAfterFirst(IndexedHitEdit):
     """Every hit after the first of a reply or batch names a line that does not contain the match.
 
     Hides on: the k-th hit (k >= 2); FC-031's term has one hit in the whole fixture.
@@ -151,7 +151,7 @@ class LineDriftAfterFirst(HitEdit):
 
 @promoted("located-string-wide", "FC-032", '§3.13 located: "boolean"; "MUST located: false is tolerated"; '
       'RULINGS "Types"')
-class LocatedStringWide(HitEdit):
+class LocatedStringWide(IndexedHitEdit):
     """Hits in the wide repo carry located "stale" (a string).
 
     Hides on: wide's hits (FC-044, FC-070 search them); FC-032 reads alpha's term only.
