@@ -285,3 +285,22 @@ def test_id_rewriting_stays_self_consistent(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_no_two_adapter_classes_share_a_name():
+    """A base class written twice under one name lets a module's own copy
+    shadow the imported one, and a mutant silently gets the wrong base (its
+    adapter then crashes on a hook's signature): every class of
+    tests/adapters/ has a name of its own."""
+    import ast
+    from collections import defaultdict
+    from pathlib import Path
+
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in sorted((Path(__file__).parent / "adapters").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(path.name if path.parent.name == "adapters"
+                                        else f"{path.parent.name}/{path.name}")
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    assert not twice, f"classes defined more than once in tests/adapters/: {twice}"
