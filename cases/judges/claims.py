@@ -453,8 +453,8 @@ def _commit(claim: Claim, fx):
     rev = _git_rev(fx, sha) if isinstance(sha, str) and sha else None
     if rev is None:
         return None
-    changed = _remember(("changes", str(fx.path), rev),
-                        lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
+    changed = remembered(fx, ("changes", rev),
+                         lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
     if changed <= set(claim.listed):
         return (f"{_asked(claim)}: truncated true beside all {len(changed)} "
                 f"paths git's diff of {rev[:12]} changes (truncated says the "
