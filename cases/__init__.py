@@ -24,4 +24,6 @@ imports: the case API, replies, facts, formats; and the settings, the
 launcher, the exit codes), over ``registry`` (the matrix and the one
 ownership table), wire/ and fixture/. The case modules ``test_<group>.py``
 sit beside the harness that runs them (it loads them by name, never imports them).
+No module keeps a run's state: a session keeps it on its pytest config, and
+the case API points at it per execution context (tests/test_run_state.py).
 """

@@ -45,6 +45,19 @@ def repo_asks(adapter, repo, *, tree=True, sha=None):
     return asks
 
 
+def at_ref(caps, repo, ref) -> list[tuple[str, dict]]:
+    """(method, params) of every method that reads ``repo`` at ``ref`` and that
+    the adapter declares: repo/tree (refs), repo/log and repo/blob_at (log),
+    repo/blame (blame), each with params it would accept at a served ref."""
+    asks = [("repo/tree", {"repo": repo, "ref": ref})] if caps.refs else []
+    if caps.log:
+        asks += [("repo/log", {"repo": repo, "path": None, "ref": ref, "limit": None}),
+                 ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": ref})]
+    if caps.blame:
+        asks.append(("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS, "ref": ref}))
+    return asks
+
+
 FAULT_REF = "main"   # the branch name the host assumes: a ref a backend resolves only once in
 # Asked of a fault repo, these may be answered without the backend: a URL the
 # adapter builds from the id (§3.9, §3.10 leave the grammar to it). A result
@@ -65,15 +78,7 @@ def fault_asks(adapter, repo):
     caps = adapter.caps
     asks = [(m, p) for m, p in repo_asks(adapter, repo)
             if m not in ("repo/blob", "repo/commit")]
-    if caps.refs:
-        asks.append(("repo/tree", {"repo": repo, "ref": FAULT_REF}))
-    if caps.log:
-        asks += [("repo/log", {"repo": repo, "path": None, "ref": FAULT_REF, "limit": None}),
-                 ("repo/blob_at", {"repo": repo, "path": VCS_THREE_COMMITS, "ref": FAULT_REF})]
-    if caps.blame:
-        asks.append(("repo/blame", {"repo": repo, "path": VCS_BLAME_TWO_AUTHORS,
-                                    "ref": FAULT_REF}))
-    return asks
+    return asks + at_ref(caps, repo, FAULT_REF)
 
 
 def fault_errors(adapter, fx, name):
@@ -200,14 +205,7 @@ def test_error_shape(adapter, fx):
              (UNKNOWN_METHOD, {})]
     # an unknown ref on every method that takes one (the revision flows)
     revs = fx.repo(VCS) if fx.vcs_built else fx.repo(ALPHA)
-    if caps.refs:
-        asks.append(("repo/tree", {"repo": revs, "ref": NO_SUCH_REF}))
-    if caps.log:
-        asks += [("repo/log", {"repo": revs, "path": None, "ref": NO_SUCH_REF, "limit": None}),
-                 ("repo/blob_at", {"repo": revs, "path": VCS_THREE_COMMITS, "ref": NO_SUCH_REF})]
-    if caps.blame:
-        asks.append(("repo/blame", {"repo": revs, "path": VCS_BLAME_TWO_AUTHORS,
-                                    "ref": NO_SUCH_REF}))
+    asks += at_ref(caps, revs, NO_SUCH_REF)
     if not faults_disabled():
         for name in FAULT_REPOS:
             asks += repo_asks(adapter, fx.repo(name))

@@ -332,12 +332,14 @@ def ran_alone(name: str) -> bool:
     return True
 
 
+def open_fds() -> set[str]:
+    """This process's open file descriptors, by number."""
+    return set(os.listdir("/proc/self/fd"))
+
+
 def test_no_fd_leak():
     if ran_alone("test_no_fd_leak"):
         return
-
-    def open_fds() -> set[str]:
-        return set(os.listdir("/proc/self/fd"))
 
     before = open_fds()
     for _ in range(3):
@@ -444,7 +446,7 @@ def test_close_is_bounded_when_stderr_is_held_open_outside_the_tree(tmp_path):
     if ran_alone("test_close_is_bounded_when_stderr_is_held_open_outside_the_tree"):
         return
     path = tmp_path / "held.stderr"
-    before = set(os.listdir("/proc/self/fd"))
+    before = open_fds()
     child = Child.spawn(child_argv("hang"), env=os.environ, stderr_path=path)
     try:
         read_until(child.stdout_fd, b"ready\n")
@@ -465,15 +467,12 @@ def test_close_is_bounded_when_stderr_is_held_open_outside_the_tree(tmp_path):
         os.close(held)
     finally:
         child.close()
-    assert set(os.listdir("/proc/self/fd")) == before - {str(held)}
+    assert open_fds() == before - {str(held)}
 
 
 def test_no_fd_or_thread_leak_with_a_stderr_file(tmp_path):
     if ran_alone("test_no_fd_or_thread_leak_with_a_stderr_file"):
         return
-
-    def open_fds() -> set[str]:
-        return set(os.listdir("/proc/self/fd"))
 
     before = open_fds()
     for i in range(3):

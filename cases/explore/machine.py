@@ -79,12 +79,13 @@ class BudgetSpent(BaseException):
 
 
 class GitView:
-    """git in one drawn repository, for cases.kit.gitfacts (``.path``, ``git_bytes``).
+    """git in one drawn repository, for cases.kit.gitfacts (``.path``, ``git_bytes``, ``memo``).
     Pathspecs are literal: drawn names hold '?' and other glob characters."""
 
     def __init__(self, path: Path, home: Path, repo_id: str = ""):
         self.path = path
         self.repo_id = repo_id
+        self.memo: dict = {}   # git's answers about this repository (cases.kit.memo.remembered)
         self._env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home),
                      "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                      "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_LITERAL_PATHSPECS": "1"}

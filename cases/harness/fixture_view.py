@@ -1,7 +1,8 @@
 """The materialized fixture as the cases see it (the ``fx`` / ``fx_mutable``
 fixtures): repo ids, bytes on disk, the walk of a repo, git in the vcs repo;
 plus the cheap fingerprint the harness uses to notice an adapter that
-changed the copy it serves."""
+changed the copy it serves. What the kit and the judges compute from a copy is
+kept on its view (``memo``), so it lives and ends with the session that made it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class FixtureView:
         self.vcs_skip_reason = vcs_skip_reason
         self._home = home   # an empty HOME for git, so no user config leaks in
         self.answers = answers   # fixture.git_answers.GitAnswers of this build, or None
+        self.memo: dict = {}     # answers computed from this copy (cases.kit.memo.remembered)
 
     def __repr__(self) -> str:
         return f"<fixture {self.path} vcs={'built' if self.vcs_built else 'absent'}>"

@@ -40,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if harness.of(config) is None:
-        config.stash[harness.HARNESS] = Harness(config)
+        h = config.stash[harness.HARNESS] = Harness(config)
+        config.stash[harness.ATTACHED] = api.attach(h)   # case code's way to it, until unconfigure
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -228,7 +229,7 @@ def pytest_unconfigure(config) -> None:
     h = harness.of(config)
     if h is not None:
         h.close()
-        api.attach(None)
+        api.detach(config.stash[harness.ATTACHED])
 
 
 # ---------------------------------------------------------------- fixtures

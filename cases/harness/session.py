@@ -15,6 +15,7 @@ session is written in one place.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import shlex
 import shutil
@@ -35,7 +36,6 @@ from cases.harness.copy_watch import Baseline
 from cases.harness.fixture_view import FixtureView
 from cases.harness.providers import new_provider
 from cases.registry import Case
-from cases.kit import api
 from cases.kit.settings import TAIL_S, Settings, UsageError, make_temp_area
 
 # How many frames of a process's transcript a failure shows when the process
@@ -247,7 +247,6 @@ class Harness:
         self._cache_roots: list[tuple] = []   # (root, process label, case id): FC-055's, run-wide
         self.memo: dict = {}                  # run-scoped answers shared by cases (see spawn)
         self.started = time.monotonic()
-        api.attach(self)   # the case code's way to the knobs and the running case
 
     # --- fixture
 
@@ -484,6 +483,7 @@ class Harness:
 
 
 HARNESS = pytest.StashKey[Harness]()
+ATTACHED = pytest.StashKey[contextvars.Token]()   # the case API's pointer at it (api.attach)
 
 
 def _close_quietly(provider) -> None:

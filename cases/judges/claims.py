@@ -59,6 +59,7 @@ from typing import Any, Callable
 import attrs
 
 from cases import registry
+from cases.kit.memo import remembered
 from fixture.catalog import (ALPHA, BETA, TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE, VCS,
                              VCS_DEFAULT_BRANCH, WIDE)
 from wire.framing import REPLY, usable_id
@@ -279,15 +280,6 @@ def judge(rule: str, method: str, *, any_claim: bool = False):
     return register
 
 
-_memo: dict[tuple, Any] = {}
-
-
-def _remember(key: tuple, compute):
-    if key not in _memo:
-        _memo[key] = compute()
-    return _memo[key]
-
-
 def _said(claim: Claim) -> str:
     if claim.truncated == ABSENT:
         return "truncated absent"
@@ -313,7 +305,7 @@ def _git_rev(fx, ref: Any) -> str | None:
                 or None
         except RuntimeError:
             return None
-    return _remember(("rev", str(fx.path), ref), compute)
+    return remembered(fx, ("rev", ref), compute)
 
 
 @judge(TREE_TRUNCATED, "repo/tree")
@@ -330,7 +322,7 @@ def _tree(claim: Claim, fx):
         return None
     if ref is not None:
         return None
-    disk = _remember(("walk", str(fx.path), WIDE), lambda: frozenset(fx.walk(WIDE)))
+    disk = remembered(fx, ("walk", WIDE), lambda: frozenset(fx.walk(WIDE)))
     missing = disk - set(claim.listed)
     if claim.truncated is True and not missing:
         return (f"{_asked(claim)}: truncated true with all {len(disk)} paths "
@@ -351,9 +343,9 @@ def _log(claim: Claim, fx):
     rev, path = _git_rev(fx, claim.params.get("ref")), claim.params.get("path")
     if rev is None or not (path is None or isinstance(path, str)):
         return None
-    want = _remember(("log", str(fx.path), rev, path),
-                     lambda: [c.sha for c in git_log(fx, rev, path)])
-    got = [_remember(("commit", str(fx.path), s), lambda s=s: git_commit_of(fx, s))
+    want = remembered(fx, ("log", rev, path),
+                      lambda: [c.sha for c in git_log(fx, rev, path)])
+    got = [remembered(fx, ("commit of", s), lambda s=s: git_commit_of(fx, s))
            for s in claim.listed]
     if None in got or not_newest_first(fx, got, want) is not None:
         return None   # ids git cannot read, or other commits: the log replies' owners
@@ -433,8 +425,8 @@ def _search_lines(claim: Claim, fx):
         if repo not in repos:
             continue
         name = names[repo]
-        data = _remember(("bytes", str(fx.path), name, path),
-                         lambda: read_or_none(fx, name, path))
+        data = remembered(fx, ("bytes", name, path),
+                          lambda: read_or_none(fx, name, path))
         if data is None:
             continue
         holding = [n for n, text in enumerate(data.split(b"\n"), 1) if needle in text.lower()]
@@ -461,8 +453,8 @@ def _commit(claim: Claim, fx):
     rev = _git_rev(fx, sha) if isinstance(sha, str) and sha else None
     if rev is None:
         return None
-    changed = _remember(("changes", str(fx.path), rev),
-                        lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
+    changed = remembered(fx, ("changes", rev),
+                         lambda: frozenset(c.path for c in git_commit(fx, rev).changes))
     if changed <= set(claim.listed):
         return (f"{_asked(claim)}: truncated true beside all {len(changed)} "
                 f"paths git's diff of {rev[:12]} changes (truncated says the "

@@ -10,12 +10,14 @@ evaluated when its evidence is missing because of a defect another case
 owns, and ``owner(topic)`` names that case from the registry's OWNERS
 (RULINGS "Attribution": one defect, one case).
 
-The harness tells this module its session (``attach``), whose ``current`` is the running case;
-nothing here knows about processes or pytest hooks.
+The harness tells this module its session (``attach`` / ``detach``), whose
+``current`` is the running case; the module keeps no run state of its own (the
+session lives on its pytest config). Nothing here knows about processes or pytest hooks.
 """
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Callable, Iterable
 
 from cases import registry
@@ -57,28 +59,36 @@ class CaseFailed(AssertionError):
         return f"[{self.case.id}] {self.case.title} — {self.sentence}"
 
 
-# The pytest session of this process (cases.harness.session.Harness), or None:
-# its ``settings`` (the knobs, cases/kit/settings.py ``active``) and ``current``
-# (the running case's record, a CaseRun: .case, .warnings, .attached). The one
-# piece of run state kept in a module: case code (fail, warn, the knob windows,
-# faults_disabled) and the run-wide judges reach it with no handle, and pytest
-# runs one session a process.
-_SESSION: Any = None
+# The pytest session whose case code runs in this context (cases.harness.session.Harness),
+# or None: its ``settings`` (the knobs, cases/kit/settings.py ``active``) and ``current``
+# (the running case's record, a CaseRun: .case, .warnings, .attached). Case code (fail,
+# warn, the knob windows, faults_disabled) and the run-wide judges reach it with no
+# handle. The session itself is kept on its pytest config; this variable only points at
+# it, per execution context: the plugin sets it when a session is configured and resets
+# it to what it was when that session ends, so a second session in the process (one run
+# inside another, or one per thread) never sees or clears another's.
+_SESSION: contextvars.ContextVar[Any] = contextvars.ContextVar("forge_session", default=None)
 
 
-def attach(session: Any) -> None:
-    """The harness: ``session`` is this process's (None: it ended)."""
-    global _SESSION
-    _SESSION = session
+def attach(session: Any) -> contextvars.Token:
+    """The harness, as a session is configured: ``session`` is the one case code
+    reaches from here on; returns the token that ``detach`` takes when it ends."""
+    return _SESSION.set(session)
+
+
+def detach(token: contextvars.Token) -> None:
+    """The harness, as a session ends: the session before it (None: none) again."""
+    _SESSION.reset(token)
 
 
 def session() -> Any:
-    return _SESSION
+    return _SESSION.get()
 
 
 def running() -> Any:
     """The running case's record, or None between cases and outside a session."""
-    return _SESSION.current if _SESSION is not None else None
+    active = _SESSION.get()
+    return active.current if active is not None else None
 
 
 def _current_case() -> Case | None:

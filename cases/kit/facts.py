@@ -10,6 +10,7 @@ import json
 import os
 
 from cases.kit import settings
+from cases.kit.memo import remembered
 from fixture.catalog import ALPHA, BETA, VCS, WIDE
 
 def served(fx) -> dict[str, str]:
@@ -18,16 +19,11 @@ def served(fx) -> dict[str, str]:
     return {fx.repo(name): name for name in names}
 
 
-_blobs_cache: dict[tuple[str, str], frozenset] = {}
-
-
 def disk_blobs(fx, name: str) -> frozenset[str]:
     """Paths of the files of a repo on disk (vcs: its worktree, .git excluded).
     Remembered per copy: no case adds or removes files."""
-    key = (str(fx.path), name)
-    if key not in _blobs_cache:
-        _blobs_cache[key] = frozenset(p for p, kind in fx.walk(name).items() if kind == "blob")
-    return _blobs_cache[key]
+    return remembered(fx, ("blobs", name),
+                      lambda: frozenset(p for p, kind in fx.walk(name).items() if kind == "blob"))
 
 
 def read_or_none(fx, name: str, path: str) -> bytes | None:
@@ -43,31 +39,27 @@ def lines_with(data: bytes, term: str) -> list[int]:
     return [n for n, line in enumerate(data.split(b"\n"), 1) if needle in line]
 
 
-_texts_cache: dict[str, tuple[tuple[str, str, bytes], ...]] = {}
-
-
 def text_files(fx) -> tuple[tuple[str, str, bytes], ...]:
     """(repo id, path, bytes) of every text file of the fixture (no NUL byte:
     binary files are left out, adapters may skip them), read once per copy
     (no case writes into the shared copy; FC-011 rewrites its own). The walk
     reads the files directly (thousands of them in wide): like fx.walk, it
     leaves out a git repo's .git."""
-    key = str(fx.path)
-    if key not in _texts_cache:
-        found = []
-        for repo, name in served(fx).items():
-            top = os.path.join(fx.path, name)
-            for dirpath, dirnames, filenames in os.walk(top):
-                if dirpath == top:
-                    dirnames[:] = [d for d in dirnames if d != ".git"]
-                for filename in filenames:
-                    with open(os.path.join(dirpath, filename), "rb") as f:
-                        data = f.read()
-                    if b"\0" not in data:
-                        rel = os.path.relpath(os.path.join(dirpath, filename), top)
-                        found.append((repo, rel.replace(os.sep, "/"), data))
-        _texts_cache[key] = tuple(found)
-    return _texts_cache[key]
+    return remembered(fx, ("texts",), lambda: tuple(_read_text_files(fx)))
+
+
+def _read_text_files(fx):
+    for repo, name in served(fx).items():
+        top = os.path.join(fx.path, name)
+        for dirpath, dirnames, filenames in os.walk(top):
+            if dirpath == top:
+                dirnames[:] = [d for d in dirnames if d != ".git"]
+            for filename in filenames:
+                with open(os.path.join(dirpath, filename), "rb") as f:
+                    data = f.read()
+                if b"\0" not in data:
+                    rel = os.path.relpath(os.path.join(dirpath, filename), top)
+                    yield repo, rel.replace(os.sep, "/"), data
 
 
 def files_named(fx, text: str) -> frozenset[tuple[str, str]]:

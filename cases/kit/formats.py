@@ -53,23 +53,7 @@ def instant(text: Any) -> _dt.datetime | None:
     """The instant an ISO-8601 date-time names (offsets and 'Z' honoured), or None.
 
     A date-time without an offset is read as UTC."""
-    if not isinstance(text, str):
-        return None
-    m = _ISO.match(text.strip())
-    if not m:
-        return None
-    year, month, day, hour, minute = (int(m.group(i)) for i in range(1, 6))
-    second = int(m.group(6) or 0)
-    micro = int((m.group(7) or "0")[:6].ljust(6, "0"))
-    if m.group(9):
-        delta = _dt.timedelta(hours=int(m.group(10)), minutes=int(m.group(11)))
-        tz = _dt.timezone(delta if m.group(9) == "+" else -delta)
-    else:
-        tz = _dt.timezone.utc
-    try:
-        return _dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
-    except ValueError:
-        return None
+    return _instant_of(_ISO, text)
 
 
 def epoch_instant(seconds: int | str) -> _dt.datetime:
@@ -85,19 +69,25 @@ def basic_instant(text: Any) -> _dt.datetime | None:
     """The instant an ISO-8601 *basic format* date-time names
     (``20260302T093000Z``, ``20260302T103000+0100``), or None. RULINGS: the
     basic format passes with a warning."""
+    return _instant_of(_ISO_BASIC, text)
+
+
+def _instant_of(form: re.Pattern, text: Any) -> _dt.datetime | None:
+    """The instant ``text`` names when ``form`` (_ISO or _ISO_BASIC: the same
+    groups) matches it, or None; no offset is UTC."""
     if not isinstance(text, str):
         return None
-    m = _ISO_BASIC.match(text.strip())
+    m = form.match(text.strip())
     if not m:
         return None
     year, month, day, hour, minute = (int(m.group(i)) for i in range(1, 6))
     second = int(m.group(6) or 0)
     micro = int((m.group(7) or "0")[:6].ljust(6, "0"))
-    tz = _dt.timezone.utc
-    if m.group(9):
-        delta = _dt.timedelta(hours=int(m.group(10)), minutes=int(m.group(11) or 0))
-        tz = _dt.timezone(delta if m.group(9) == "+" else -delta)
     try:
+        tz = _dt.timezone.utc
+        if m.group(9):   # (an offset of 24 hours or more is no offset: ValueError)
+            delta = _dt.timedelta(hours=int(m.group(10)), minutes=int(m.group(11) or 0))
+            tz = _dt.timezone(delta if m.group(9) == "+" else -delta)
         return _dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
     except ValueError:
         return None

@@ -14,18 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from cases.kit.formats import epoch_instant, instant
+from cases.kit.memo import remembered
 from fixture.catalog import VCS_DEFAULT_BRANCH, VCS_FEATURE_BRANCH
-
-_git_cache: dict[tuple, bytes] = {}
-
 
 def git_bytes(fx, *args: str) -> bytes:
     """fx.git_bytes, remembered: the vcs repo never changes during a run, and
     several cases ask git the same questions."""
-    key = (str(fx.path), *args)
-    if key not in _git_cache:
-        _git_cache[key] = fx.git_bytes(*args)
-    return _git_cache[key]
+    return remembered(fx, ("git", *args), lambda: fx.git_bytes(*args))
 
 
 def git_text(fx, *args: str) -> str:
@@ -272,16 +267,10 @@ def git_tip(fx) -> str:
     return git_text(fx, "rev-parse", VCS_DEFAULT_BRANCH).strip()
 
 
-_commit_cache: dict[tuple[str, str], GitCommitFacts] = {}
-
-
 def git_commit(fx, sha: str) -> GitCommitFacts:
     """What git says about commit ``sha``; the change list is the diff against
     its first parent (a root commit: against the empty tree)."""
-    key = (str(fx.path), sha)
-    if key not in _commit_cache:
-        _commit_cache[key] = _git_commit(fx, sha)
-    return _commit_cache[key]
+    return remembered(fx, ("commit facts", sha), lambda: _git_commit(fx, sha))
 
 
 def _git_commit(fx, sha: str) -> GitCommitFacts:

@@ -223,12 +223,7 @@ class Proxy:
 
     def error(self, req: Request, message: str, kind: str | None = None, code: int = 1,
               **data: Any) -> None:
-        err: dict = {"code": code, "message": message}
-        if kind is not None:
-            data = {"kind": kind, **data}
-        if data:
-            err["data"] = data
-        self.send_host({"jsonrpc": "2.0", "id": req.id, "error": err})
+        self.send_host(error_reply(req.id, message, kind, code, **data))
 
     def call_child(self, method: str, params: dict, on_reply: Callable[[dict], None]) -> None:
         """Ask the reference a question of the proxy's own; ``on_reply(msg)`` runs
@@ -394,6 +389,18 @@ def params_id(msg: dict) -> Any:
     params = msg.get("params")
     rid = params.get("id") if isinstance(params, dict) else None
     return rid if _usable(rid) else None
+
+
+def error_reply(rid: Any, message: str, kind: str | None = None, code: int = 1,
+                **data: Any) -> dict:
+    """The error reply to request ``rid``: ``code``, ``message``, and ``data``
+    holding ``kind`` (when given) first, then ``data``'s other members."""
+    err: dict = {"code": code, "message": message}
+    if kind is not None:
+        data = {"kind": kind, **data}
+    if data:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
 
 
 def result_of(msg: dict) -> dict | None:

@@ -12,7 +12,7 @@ import os
 
 from tests.adapters.common import FirstInitialize, RespawnedEdit, RespawnedInitialize
 from tests.adapters.hooks import InitResult, SearchLock, Variant, is_git, matrix, repo_name
-from tests.adapters.proxy import Hooks, result_of
+from tests.adapters.proxy import Hooks, error_reply, result_of
 
 TABLE: dict[str, Variant] = {}
 mutant, promoted = matrix(TABLE)
@@ -397,9 +397,7 @@ class RespawnInitializeError(RespawnedInitialize):
     """
 
     def answer(self, proxy, req, msg):
-        return {"jsonrpc": "2.0", "id": req.id,
-                "error": {"code": 1, "message": "cache is locked by a previous run",
-                          "data": {"kind": "provider"}}}
+        return error_reply(req.id, "cache is locked by a previous run", kind="provider")
 
 
 @mutant("respawn-no-capabilities", "FC-051")

@@ -14,7 +14,7 @@ from tests.adapters import gates
 from tests.adapters.common import FirstInitialize, HitEdit, PacedStream, SearchEdit, TRUNCATED_RULE, is_path_query, query
 from tests.adapters.gates import Stall
 from tests.adapters.hooks import AwaitsCancel, FilesearchOnly, LastBatch, StreamPause, StreamedItemsInReply, Variant, matrix, repo_name
-from tests.adapters.proxy import Hooks, hits_of, result_of
+from tests.adapters.proxy import Hooks, error_reply, hits_of, result_of
 
 TABLE: dict[str, Variant] = {}
 mutant, promoted = matrix(TABLE)
@@ -86,8 +86,7 @@ class CancelAnswersError(AwaitsCancel):
         if req is None or not req.streaming:
             return msg
         if self.cancelled(proxy, req):
-            return {"jsonrpc": "2.0", "id": req.id,
-                    "error": {"code": 1, "message": "request cancelled", "data": {"kind": "provider"}}}
+            return error_reply(req.id, "request cancelled", kind="provider")
         return msg
 
 
@@ -230,8 +229,7 @@ class CancelOneshotError(AwaitsCancel):
     def reply(self, proxy, req, msg):
         if req is not None and not req.streaming and "result" in msg \
                 and (req.cancelled or self.cancelled(proxy, req)):
-            return {"jsonrpc": "2.0", "id": req.id,
-                    "error": {"code": 1, "message": "request cancelled", "data": {"kind": "provider"}}}
+            return error_reply(req.id, "request cancelled", kind="provider")
         return msg
 
 
@@ -441,9 +439,7 @@ class FilesearchOnlyCancelAnswersError(FilesearchOnly, AwaitsCancel):
     def reply(self, proxy, req, msg):
         if req is not None and req.method == "search/code" and req.streaming \
                 and self.cancelled(proxy, req):
-            return {"jsonrpc": "2.0", "id": req.id,
-                    "error": {"code": 1, "message": "request cancelled",
-                              "data": {"kind": "provider"}}}
+            return error_reply(req.id, "request cancelled", kind="provider")
         return super().reply(proxy, req, msg)
 
 
@@ -525,7 +521,5 @@ class PacedCancelError(PacedStream):
     def reply(self, proxy, req, msg):
         msg = super().reply(proxy, req, msg)
         if req is not None and req.streaming and req.cancelled:
-            return {"jsonrpc": "2.0", "id": req.id,
-                    "error": {"code": 1, "message": "request cancelled",
-                              "data": {"kind": "provider"}}}
+            return error_reply(req.id, "request cancelled", kind="provider")
         return msg
