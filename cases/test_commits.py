@@ -14,7 +14,6 @@ repo/commit then) or when git is missing. FC-099 keeps capability honesty;
 the reply belongs to these cases, its shape to FC-100 (every other case
 reads around a malformed member).
 
-Over 400 lines on purpose: one group module per registry group (FC-100..109).
 """
 
 import re

@@ -6,7 +6,6 @@ capabilities first and skips, saying why, when its capability is false or
 absent, or when git is missing (no vcs repo). FC-099 judges the declarations
 themselves.
 
-Over 400 lines on purpose: one group module per registry group (FC-090..099).
 """
 
 from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, warn
