@@ -2,7 +2,7 @@
 """Benchmarks of ``run --explore`` (not collected by pytest).
 
     python3 tests/bench_explore.py explore [--budgets 15,30,60] [--seed S]
-    python3 tests/bench_explore.py explore-controls [--seeds 20] [--examples 12] [--only a,b]
+    python3 tests/bench_explore.py explore-controls [--seeds 20] [--examples 12] [--parallel 2] [--only a,b]
 
 (``tests/bench.py explore`` once bench.py adds ``COMMANDS`` below.)
 
@@ -112,29 +112,39 @@ def _adapters(only: set[str] | None) -> dict[str, tuple[list[str] | None, dict]]
 
 
 def cmd_controls(args) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     only = set(args.only.split(",")) if args.only else None
     seeds = range(1, args.seeds + 1)
+    print(f"explore, seeds 1..{args.seeds}, {args.examples} examples each, {args.parallel} "
+          f"run(s) at a time: every run must be clean")
+
+    def one(name, adapter, env, s):
+        r = explore_once(["--seed", str(s), "--examples", str(args.examples)], adapter, env)
+        if r["code"] == 0:
+            return None
+        first = (r["failed"][0]["details"] if r["failed"] else
+                 (r["stderr"] or r["stdout"]).strip().splitlines()[-1:])
+        return f"seed {s}: exit {r['code']}: {str(first)[:300]}"
+
     bad = 0
-    print(f"explore, seeds 1..{args.seeds}, {args.examples} examples each: every run must be clean")
-    for name, (adapter, env) in _adapters(only).items():
-        began, failed = time.monotonic(), []
-        for s in seeds:
-            r = explore_once(["--seed", str(s), "--examples", str(args.examples)], adapter, env)
-            if r["code"] != 0:
-                first = (r["failed"][0]["details"] if r["failed"] else
-                         (r["stderr"] or r["stdout"]).strip().splitlines()[-1:])
-                failed.append(f"seed {s}: exit {r['code']}: {str(first)[:300]}")
-        bad += bool(failed)
-        print(f"  {name:34} {time.monotonic() - began:6.1f} s  "
-              f"{'clean' if not failed else f'{len(failed)} seed(s) FAILED'}", flush=True)
-        for f in failed:
-            print(f"      {f}")
+    # runs mostly wait on their adapters: a few at a time fill the cores
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        for name, (adapter, env) in _adapters(only).items():
+            began = time.monotonic()
+            failed = [f for f in pool.map(lambda s: one(name, adapter, env, s), seeds) if f]
+            bad += bool(failed)
+            print(f"  {name:34} {time.monotonic() - began:6.1f} s  "
+                  f"{'clean' if not failed else f'{len(failed)} seed(s) FAILED'}", flush=True)
+            for f in failed:
+                print(f"      {f}")
     return 1 if bad else 0
 
 
 def controls_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--examples", type=int, default=12)
+    parser.add_argument("--parallel", type=int, default=2, help="runs at a time")
     parser.add_argument("--only", help="comma-separated adapters (reference, host-profile, or "
                                        "control switches)")
 
