@@ -159,6 +159,7 @@ OWNERS: dict[str, str] = {
     "tree replies are": "FC-020",
     "entry shas are": "FC-021",
     "blob replies are": "FC-024",
+    "blobs above 1 MiB are": "FC-023",
     "ids shared by different contents are": "FC-012",
     "emitted blob ids resolving is": "FC-012",
     "ids from one call to the next are": "FC-010",

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from cases.explore import judges as J
-from cases.explore.drawing import repo_sets
+from cases.explore.drawing import DEEP, repo_sets
 from fixture import drawn as D
 from tests.adapters.mutants_explore import EXPLORE
 from tests.test_packaging import _action_step   # action.yml read the one way
@@ -114,12 +114,18 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
     for repo in drawn.repos:
         served = {p: d for p, d in _files(first / repo.name).items()}
         assert served == dict(repo.files), f"{repo.name} holds what ref null serves"
-        assert any("/" not in p for p, _ in repo.files), "a repository root holds a file"
+        assert any("/" not in p for p, _ in repo.files) or not repo.files, \
+            "a repository root holds a file, or the repository is empty"
+        assert all(len(seg.encode("utf-8")) <= D.NAME_MAX for p, _ in repo.files
+                   for seg in p.split("/")), "no name is longer than the file system takes"
         assert all("z" not in p.lower() for p, _ in repo.files), "terms stay where planted"
         if repo.is_git:
             head = (first / repo.name / ".git" / "HEAD").read_text()
             assert head.strip() == f"ref: refs/heads/{repo.history.default_branch}"
             assert set(ids[repo.name]) == set(repo.history.labels())
+            if repo.history.empty:
+                assert not ids[repo.name] and not (first / repo.name / ".git" / "packed-refs").exists()
+                assert not any((first / repo.name / ".git" / "refs" / "heads").iterdir())
     for term, planted in drawn.terms:
         holding = {(r.name, p) for r in drawn.repos for p, d in r.files
                    if D.lines_holding(d, term)}
@@ -128,14 +134,37 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
             assert D.plain_text(dict(drawn.repo(name).files)[path])
 
 
+def test_the_rare_shapes_are_written_byte_for_byte_the_same(tmp_path):
+    """A long multi-byte name, a deep path, a blob above 1 MiB in a git
+    history, an empty directory and a git repository with no commit: each
+    written twice the same, and as the description says."""
+    long = "日本" * 20 + "a" * (D.LONG_NAME_BYTES[1] - 120)
+    deep = "/".join(f"d{i}" for i in range(max(DEEP))) + "/leaf"
+    big = D.big_bytes(D.BIG_SIZES[-1])
+    tip = ((deep, b"deep\n"), (f"{long}/x", b"x\n"), ("big.bin", big), ("r", b"r\n"))
+    hist = D.History("trunk", (tip[1:], tip), "main", 0, ((("r", b"s\n"),) + tip[1:3],), 0, 0)
+    drawn = D.DrawnSet((D.DrawnRepo("r", tip, hist), D.DrawnRepo("s", ()),
+                        D.DrawnRepo("t", (), D.History("develop", (), "", 0, (), 0, 0))))
+    first, second = tmp_path / "a", tmp_path / "b"
+    ids = D.write(drawn, first)
+    assert D.write(drawn, second) == ids and _files(first) == _files(second)
+    assert _files(first / "r") == dict(tip) and len(long.encode("utf-8")) == D.NAME_MAX
+    assert len(big) > D.ONE_MIB and b"\0" in big and b"z" not in big.lower()
+    assert (first / "s").is_dir() and not any((first / "s").iterdir())
+    assert ids["t"] == {} and [p.name for p in (first / "t").iterdir()] == [".git"]
+    assert (first / "t" / ".git" / "HEAD").read_text() == "ref: refs/heads/develop\n"
+
+
 def test_the_strategy_draws_the_hostile_shapes():
     """Over a few draws: names needing URL escaping, NFD names, a page-sized
-    fan-out, a git default branch other than main, a term after a \\r or a
-    form feed."""
+    fan-out and one of a thousand, a git default branch other than main, a
+    term after a \\r or a form feed, a name of 250 to 255 bytes with
+    multi-byte characters, a deep path, a blob above 1 MiB, an empty plain
+    directory and a git repository with no commit."""
     seen = set()
 
     @seed(11)
-    @settings(max_examples=60, deadline=None, database=None,
+    @settings(max_examples=100, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(repo_sets())
     def look(drawn):
@@ -147,6 +176,17 @@ def test_the_strategy_draws_the_hostile_shapes():
                     seen.add("nfd name")
                 if "/fan/" in f"/{path}" and path.endswith("f020.txt"):
                     seen.add("fan-out past 20")
+                if "/fan/" in f"/{path}" and path.endswith("f998.txt"):
+                    seen.add("fan-out of a thousand")
+                if any(len(seg.encode("utf-8")) >= D.LONG_NAME_BYTES[0] and
+                       len(seg.encode("utf-8")) > len(seg) for seg in path.split("/")):
+                    seen.add("long multi-byte name")
+                if path.count("/") >= min(DEEP):
+                    seen.add("deep path")
+                if len(data) > D.ONE_MIB:
+                    seen.add("blob above 1 MiB")
+            if not repo.files:
+                seen.add("empty git repository" if repo.is_git else "empty directory")
             if repo.is_git and repo.history.default_branch != "main":
                 seen.add("default branch not main")
         for term, planted in drawn.terms:
@@ -157,7 +197,8 @@ def test_the_strategy_draws_the_hostile_shapes():
                     seen.add("term after a CR or form feed")
     look()
     assert seen == {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
-                    "term after a CR or form feed"}
+                    "term after a CR or form feed", "fan-out of a thousand", "long multi-byte name",
+                    "deep path", "blob above 1 MiB", "empty directory", "empty git repository"}
 
 
 # -- the judges -----------------------------------------------------------------

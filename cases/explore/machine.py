@@ -176,7 +176,7 @@ class Explore(RuleBasedStateMachine):
     def refs_of(self, repo: D.DrawnRepo) -> list:
         """The refs a rule may ask at: null, and for git the branches, both tags
         and the oldest commit's id."""
-        if not repo.is_git or not self.cap("refs"):
+        if not repo.is_git or not self.cap("refs") or repo.history.empty:
             return [None]
         h = repo.history
         return [None, h.default_branch, h.side_branch, D.LIGHT_TAG, D.ANNOTATED_TAG,
@@ -215,9 +215,12 @@ class Explore(RuleBasedStateMachine):
                 self.fail(owner, f"the protocol monitor, {f.where()}", f"no {f.rule} violation",
                           f.detail)
 
-    def ask(self, method: str, params: dict, owner: str, *, stream: bool = False):
+    def ask(self, method: str, params: dict, owner: str, *, stream: bool = False,
+            may_refuse: bool = False):
         """Send one request (streamed with partial: true); an error is a
-        violation of ``owner``. Returns (result, streamed items)."""
+        violation of ``owner``, unless ``may_refuse`` (the protocol leaves the
+        choice: a blob above 1 MiB, an empty repository): then the result is
+        None. Returns (result, streamed items)."""
         self.step(f"{method} {_show(params)}" + (" streamed" if stream else ""))
         try:
             call = self.p.call(method, {**params, "partial": True} if stream else params)
@@ -226,6 +229,8 @@ class Explore(RuleBasedStateMachine):
             items = [i for b in call.partials if isinstance(b, list) for i in b] if stream else []
         except ProviderError as exc:
             self.monitor()
+            if may_refuse:
+                return None, []
             self.fail(owner, f"{method} {_show(params)} answers", "a result",
                       f"an error: {exc.message!r}")
         self.monitor()
@@ -243,11 +248,12 @@ class Explore(RuleBasedStateMachine):
         k = at // len(self.drawn.repos)      # ref null half the time: the host asks there most
         ref = None if k % 2 == 0 else _pick(self.refs_of(repo), k // 2)
         params = {"repo": self.rid(repo.name), "ref": ref}
-        result, _ = self.ask("repo/tree", params, J.COVERAGE)
-        model = read(result, Tree).model
+        files = self.files_at(repo, ref)
+        # an empty repository may be refused (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/tree", params, J.COVERAGE, may_refuse=not files)
+        model = read(result, Tree).model if result is not None else None
         if model is None:
             return                                 # the shape is the monitor's
-        files = self.files_at(repo, ref)
         listed = [(e.path, e.type) for e in model.entries]
         v = J.tree_problem(f"repo/tree {_show(params)}", listed, model.truncated, set(files),
                            D.directories(files.items()))
@@ -280,12 +286,19 @@ class Explore(RuleBasedStateMachine):
     @precondition(lambda self: self.listed)
     @rule(i=PICK)
     def repo_blob(self, i):
+        from cases.test_trees import judge_big_blob
         repo, path, sha, data = _pick(self.listed, i)
         params = {"repo": repo, "sha": sha}
-        result, _ = self.ask("repo/blob", params, J.BLOB)
-        model = read(result, Blob).model
+        big = len(data) > D.ONE_MIB
+        result, _ = self.ask("repo/blob", params, J.BLOB, may_refuse=big)
+        model = read(result, Blob).model if result is not None else None
         got = b64_loose(model.bytes_b64) if model is not None else None
-        if got is not None and got != data:
+        if got is not None and big:
+            v = J.by_case(J.BIG_BLOB, judge_big_blob, f"repo/blob {_show(params)}", got, data,
+                          path)
+            if v is not None:
+                self.raise_(v)
+        elif got is not None and got != data:
             self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
 
@@ -417,17 +430,21 @@ class Explore(RuleBasedStateMachine):
         from cases.kit import gitfacts
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
-        path = _pick(sorted(self.files_at(repo, ref)), f) if with_path else None
+        files = sorted(self.files_at(repo, ref))
+        path = _pick(files, f) if with_path and files else None
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref, "limit": limit}
-        result, _ = self.ask("repo/log", params, J.LOG)
-        model = read(result, Log).model
+        empty = repo.history.empty    # no commit: no history, or an error (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/log", params, J.LOG, may_refuse=empty)
+        model = read(result, Log).model if result is not None else None
         if model is None:
             return
         g = self.git[repo.name]
-        want = [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch, path)]
+        want = [] if empty else [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch,
+                                                                 path)]
         # ids in the backend's vocabulary (RULINGS): a spelling git resolves, else the
         # commit of that subject and author date (each drawn commit has its own)
-        stamps = {(c.subject, c.date): c.sha for c in gitfacts.git_log(g, "--all")}
+        stamps = {} if empty else {(c.subject, c.date): c.sha
+                                    for c in gitfacts.git_log(g, "--all")}
         got = [git_commit_of(g, i.sha) or stamps.get((i.subject, instant(i.date)))
                for i in model.items]
         what = f"repo/log {_show(params)}"
@@ -448,10 +465,14 @@ class Explore(RuleBasedStateMachine):
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
         files = self.files_at(repo, ref)
+        if not files:
+            return                                 # an empty repository has no path to ask
         path = _pick(sorted(files), f)
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref}
-        result, _ = self.ask("repo/blob_at", params, J.BLOB_AT)
-        model = read(result, BlobAt).model
+        # above 1 MiB: refused or served whole (§3.4's policy for every blob)
+        result, _ = self.ask("repo/blob_at", params, J.BLOB_AT,
+                             may_refuse=len(files[path]) > D.ONE_MIB)
+        model = read(result, BlobAt).model if result is not None else None
         if model is None:
             return
         got = b64_loose(model.bytes_b64)
@@ -466,7 +487,7 @@ class Explore(RuleBasedStateMachine):
 
     @rule(r=PICK, f=PICK, anchor=st.booleans())
     def repo_web_url(self, r, f, anchor):
-        repo = _pick(self.drawn.repos, r)
+        repo = _pick([x for x in self.drawn.repos if x.files], r)
         files = dict(repo.files)
         paths = sorted(D.tree_paths(files.items()))
         path = _pick(paths, f)
@@ -539,7 +560,7 @@ class Explore(RuleBasedStateMachine):
             h, g = repo.history, self.git[repo.name]
             v = J.by_case(J.CLONE_URL, judge_cloned, model.clone_url, params["repo"],
                           lambda b: g.commit_of(f"refs/heads/{b}"),
-                          (h.default_branch, h.side_branch))
+                          () if h.empty else (h.default_branch, h.side_branch))
         if v is not None:
             self.raise_(v)
 
