@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, LONG_NAME_BYTES, NAME_MAX,
+from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, LONG_NAME_BYTES, NAME_MAX,
                            PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD, TERM_LETTERS,
                            DrawnRepo, DrawnSet, History, big_bytes, plain_text)
 
@@ -40,8 +40,14 @@ def repo_sets(*, max_repos: int = 3):
         return st.integers(0, RARE - 1).map(lambda n: n == RARE - 1)   # shrinks to False
 
     piece = st.sampled_from(_PLAIN + _HOSTILE)     # shrinks toward the plain pieces
-    segment = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
-                        st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
+    short = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
+                      st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
+
+    @st.composite
+    def any_segment(draw) -> str:
+        """A name: now and then one at the file system's limit (long_segment)."""
+        return draw(long_segment()) if draw(rarely()) else draw(short)
+
     repo_name = st.sampled_from(REPO_NAMES)
 
     @st.composite
@@ -52,6 +58,8 @@ def repo_sets(*, max_repos: int = 3):
         wide = draw(st.sampled_from(_WIDE))
         head = wide * draw(st.integers(1, 20))
         return head + "a" * (size - len(head.encode("utf-8")))
+
+    segment = any_segment()
 
     line_text = st.text(alphabet="abc XYé-_.\t", max_size=12).map(lambda s: s.encode("utf-8"))
     oddity = st.sampled_from((b"", b"", b"\r", b"\x0c", b"\x00", b"\xff\xfe", b"\x1c", b"\x85"))
@@ -89,16 +97,10 @@ def repo_sets(*, max_repos: int = 3):
             folder = f"{where}/fan" if where else "fan"
             for i in range(n):
                 files[f"{folder}/f{i:03d}.txt"] = b"%d\n" % i
-        if draw(rarely()):                                # a name at the file system's limit
-            where = draw(st.sampled_from(dirs))
-            name = draw(long_segment())
-            if draw(st.booleans()):                       # ... of a directory, or of a file
-                name += "/" + draw(segment)
-            files[f"{where}/{name}" if where else name] = draw(contents())
         if draw(rarely()):                                # a deep path
             chain = "/".join(f"d{i}" for i in range(draw(st.sampled_from(DEEP))))
             files[f"{chain}/{draw(segment)}"] = draw(contents())
-        if draw(rarely()):                                # a blob above 1 MiB
+        if draw(st.integers(0, 2)) == 2:                  # a blob above 1 MiB (shrinks away)
             where = draw(st.sampled_from(dirs))
             name = draw(segment)
             files[f"{where}/{name}" if where else name] = big_bytes(draw(st.sampled_from(BIG_SIZES)))
@@ -190,6 +192,11 @@ def repo_sets(*, max_repos: int = 3):
             if draw(st.booleans()):                       # git init's: no commit, HEAD unborn
                 hist = History(draw(st.sampled_from(DEFAULT_BRANCHES)), (), "", 0, (), 0, 0)
             out.append(DrawnRepo(name, (), hist))
-        return DrawnSet(tuple(out), tuple(terms))
+        faults = ()
+        if draw(rarely()):                                # a repository standing for a failure
+            name = draw(st.sampled_from([n for n in REPO_NAMES
+                                         if n not in {r.name for r in out}]))
+            faults = ((name, *draw(st.sampled_from(FAULT_KINDS))),)
+        return DrawnSet(tuple(out), tuple(terms), faults)
 
     return sets()

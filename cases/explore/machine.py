@@ -564,6 +564,36 @@ class Explore(RuleBasedStateMachine):
         if v is not None:
             self.raise_(v)
 
+    @precondition(lambda self: self.drawn.faults and not self.ctx.settings.no_faults)
+    @rule(i=PICK, a=PICK)
+    def request_at_fault(self, i, a):
+        """A request naming a FAULTS.json repository, one the fault cases send
+        (cases.test_errors.fault_asks: tree, refs, log, blob_at and blame of a
+        path, at ref null and at a named ref, the URLs), judged by their own
+        judge of its kind (judge_fault_kind: FC-060, FC-061, FC-064). A result
+        fails where the adapter must ask its backend; a URL may be answered."""
+        from types import SimpleNamespace
+
+        from cases.test_errors import LOCAL_METHODS, fault_asks, judge_fault_kind
+        name, kind, _ = _pick(self.drawn.faults, i)
+        caps = SimpleNamespace(**{c: self.cap(c) for c in ("refs", "log", "blame", "commit")})
+        method, params = _pick(fault_asks(SimpleNamespace(caps=caps), self.rid(name)), a)
+        what = f"{method} {_show(params)} on the {name!r} fault repo"
+        owner = J.FAULT[kind]
+        self.step(f"{method} {_show(params)}")
+        try:
+            result = self.p.call(method, params).result()
+        except ProviderError as exc:
+            self.monitor()
+            v = J.by_case(owner, judge_fault_kind, exc, kind, what=what)
+            if v is not None:
+                self.raise_(v)
+            return
+        self.monitor()
+        if method not in LOCAL_METHODS:
+            self.fail(owner, f"{what} must answer an error", "an error reply",
+                      f"a result {_show(result)[:200]}")
+
     @rule(crash=st.booleans())
     def restart(self, crash):
         """A crash (the next request respawns the adapter) or a respawn now."""
