@@ -550,8 +550,9 @@ class Explore(RuleBasedStateMachine):
         from cases.test_listings import judge_clone_url_form, judge_cloned
         repo = _pick(self.drawn.repos, r)
         params = {"repo": self.rid(repo.name)}
-        result, _ = self.ask("repo/clone_url", params, J.CLONE_URL)
-        model = read(result, CloneUrl).model
+        # an empty repository may be refused (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/clone_url", params, J.CLONE_URL, may_refuse=not repo.files)
+        model = read(result, CloneUrl).model if result is not None else None
         if model is None:
             return
         what = f"repo/clone_url {_show(params)}"
