@@ -197,7 +197,7 @@ class NfdAsNfc(ResultEdit):
                 e["path"] = unicodedata.normalize("NFC", e["path"])
 
 
-@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch")
+@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch", examples=60)
 class DefaultBranchMain(Hooks):
     """repo/tree of a git repository at ref null walks the branch named main, whatever the
     repository's default branch is (an error where there is no main).
@@ -249,22 +249,6 @@ class StreamExactFillTruncated(Hooks):
                 and isinstance(result, dict) and req.state.get("hits", 0)
                 and req.state.get("hits") == req.params.get("limit")):
             result["truncated"] = True
-        return msg
-
-
-@explore("auth-kind-by-name", "FC-060", "§6.2: credential failures are kind auth")
-class AuthKindByName(Hooks):
-    """A credential failure is reported with kind auth only on the repository named denied
-    (the name a test double was written against); on any other repository it is kind provider.
-
-    Hides on: the canonical fixture, whose one credential fault is the repository denied."""
-
-    def reply(self, proxy, req, msg):
-        err = msg.get("error") if req is not None else None
-        data = err.get("data") if isinstance(err, dict) else None
-        if (isinstance(data, dict) and data.get("kind") == "auth"
-                and repo_name(req.params.get("repo")) != "denied"):
-            data["kind"] = "provider"
         return msg
 
 
@@ -329,7 +313,7 @@ class CancelScopedError(Hooks):
 
 
 @explore("blame-unterminated-last-line", "FC-098",
-         "§3.8: blame ranges cover every line of the file once")
+         "§3.8: blame ranges cover every line of the file once", examples=100)
 class BlameUnterminatedLastLine(ResultEdit):
     """repo/blame at ref null counts a file's lines as its newlines: the last line of a file
     that does not end in a newline is left out of the ranges.
