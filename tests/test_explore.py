@@ -341,6 +341,11 @@ def test_explore_usage_errors_exit_2(options, says):
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
 
 
+# An explore mutant the default seed finds within the action run's 6 examples (at example 2).
+ACTION_MUTANT = "long-names-dropped"
+ACTION_OWNER = next(iter(EXPLORE[ACTION_MUTANT].expected))
+
+
 def _action_run(tmp_path: Path) -> dict:
     """action.yml's suite step with explore: 'true', by bash as the runner
     would (inputs as env), against an explore mutant; the installed console
@@ -352,10 +357,10 @@ def _action_run(tmp_path: Path) -> dict:
                         f'--examples 6; fi\nexec {sys.executable} {ROOT / "run"} "$@"\n')
     stand_in.chmod(0o755)
     outputs = tmp_path / "github_output"
-    mutant = f"{sys.executable} -S {MUTANTS} lines-splitlines"
+    mutant = f"{sys.executable} -S {MUTANTS} {ACTION_MUTANT}"
     env = {**_env(), "RUNNER_TEMP": str(tmp_path / "runner"), "GITHUB_OUTPUT": str(outputs),
            "FORGE_PROVIDER": mutant, "FORGE_KNOWN_FAILURES": "", "FORGE_LEVEL": "",
-           "FORGE_STRICT": "false", "FORGE_ARGS": "--case FC-031", "FORGE_REPORT_DIR": "out",
+           "FORGE_STRICT": "false", "FORGE_ARGS": f"--case {ACTION_OWNER}", "FORGE_REPORT_DIR": "out",
            "FORGE_EXPLORE": "true"}
     proc = subprocess.run(["bash", "-c", _action_step("Run the suite")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -370,6 +375,6 @@ def test_the_actions_explore_input_runs_explore_after_the_cases(runs):
     cases = json.loads((tmp_path / "out" / "report.json").read_text())
     assert cases["summary"]["failed"] == 0, "the canonical case passes"
     found = json.loads((tmp_path / "out" / "explore.json").read_text())
-    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == ["FC-031"]
+    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == [ACTION_OWNER]
     said = outputs.read_text().splitlines()
     assert said[:2] == ["exit-code=1", "report=out/report.json"], said
