@@ -200,14 +200,19 @@ def test_big_blob(adapter, fx):
                      f"'provider' is preferred")
             continue
         got = b64_loose(read_reply(result, Blob, f"repo/blob of {ALPHA_BIG}", None).model.bytes_b64)
-        if got == want:
-            continue
-        prefix = got is not None and want.startswith(got)
-        damage = "a truncated prefix" if prefix else "other content"
-        fail("a big blob is refused or served whole",
-             expected=f"{len(want)} bytes of {ALPHA_BIG}",
-             got=f"repo/blob {show(params)} ({ask} ask): " +
-             ("undecodable bytes_b64" if got is None else f"{len(got)} bytes, {damage}"))
+        judge_big_blob(f"repo/blob {show(params)} ({ask} ask)", got, want, ALPHA_BIG)
+
+
+def judge_big_blob(what: str, got: bytes | None, want: bytes, name: str = "the file") -> None:
+    """FC-023 on a result (not an error) for a blob above 1 MiB: exactly its
+    bytes, ``want``; ``got`` is the decoded bytes_b64 (None: undecodable)."""
+    if got == want:
+        return
+    prefix = got is not None and want.startswith(got)
+    damage = "a truncated prefix" if prefix else "other content"
+    fail("a big blob is refused or served whole",
+         expected=f"{len(want)} bytes of {name}",
+         got=f"{what}: " + ("undecodable bytes_b64" if got is None else f"{len(got)} bytes, {damage}"))
 
 
 def shares_id(listed, fx, name: str, path: str) -> list[str]:

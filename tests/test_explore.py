@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from cases.explore import judges as J
-from cases.explore.drawing import repo_sets
+from cases.explore.drawing import DEEP, repo_sets
 from fixture import drawn as D
 from tests.adapters.mutants_explore import EXPLORE
 from tests.test_packaging import _action_step   # action.yml read the one way
@@ -42,6 +42,7 @@ REFERENCE_BUDGET_S = 15   # the default seed within a budget: the example it cut
 # commit ids in the backend's own vocabulary, and a hosted forge's https URLs.
 CONTROLS = ("opaque-commit-ids", "https-urls")
 CONTROL_EXAMPLES = 12
+SHAPE_SEEDS, SHAPE_EXAMPLES = (11, 12, 13), 100
 HANDFUL = 10           # files a shrunk drawn set may keep (besides a page-sized fan-out)
 AT_ONCE = 3            # explore runs at a time
 RUN_TIMEOUT_S = 240
@@ -109,17 +110,24 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
     ids = D.write(drawn, first)
     assert D.write(drawn, second) == ids, "the same draw gives the same commit ids"
     assert _files(first) == _files(second)
-    assert json.loads((first / "FAULTS.json").read_text()) == {}
+    assert json.loads((first / "FAULTS.json").read_text()) == drawn.faults_json()
+    assert not {name for name, _, _ in drawn.faults} & {r.name for r in drawn.repos}
     assert sorted(p.name for p in first.iterdir() if p.is_dir()) == sorted(r.name for r in drawn.repos)
     for repo in drawn.repos:
         served = {p: d for p, d in _files(first / repo.name).items()}
         assert served == dict(repo.files), f"{repo.name} holds what ref null serves"
-        assert any("/" not in p for p, _ in repo.files), "a repository root holds a file"
+        assert any("/" not in p for p, _ in repo.files) or not repo.files, \
+            "a repository root holds a file, or the repository is empty"
+        assert all(len(seg.encode("utf-8")) <= D.NAME_MAX for p, _ in repo.files
+                   for seg in p.split("/")), "no name is longer than the file system takes"
         assert all("z" not in p.lower() for p, _ in repo.files), "terms stay where planted"
         if repo.is_git:
             head = (first / repo.name / ".git" / "HEAD").read_text()
             assert head.strip() == f"ref: refs/heads/{repo.history.default_branch}"
             assert set(ids[repo.name]) == set(repo.history.labels())
+            if repo.history.empty:
+                assert not ids[repo.name] and not (first / repo.name / ".git" / "packed-refs").exists()
+                assert not any((first / repo.name / ".git" / "refs" / "heads").iterdir())
     for term, planted in drawn.terms:
         holding = {(r.name, p) for r in drawn.repos for p, d in r.files
                    if D.lines_holding(d, term)}
@@ -128,16 +136,38 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
             assert D.plain_text(dict(drawn.repo(name).files)[path])
 
 
+def test_the_rare_shapes_are_written_byte_for_byte_the_same(tmp_path):
+    """A long multi-byte name, a deep path, a blob above 1 MiB in a git
+    history, an empty directory and a git repository with no commit: each
+    written twice the same, and as the description says."""
+    long = "日本" * 20 + "a" * (D.LONG_NAME_BYTES[1] - 120)
+    deep = "/".join(f"d{i}" for i in range(max(DEEP))) + "/leaf"
+    big = D.big_bytes(D.BIG_SIZES[-1])
+    tip = ((deep, b"deep\n"), (f"{long}/x", b"x\n"), ("big.bin", big), ("r", b"r\n"))
+    hist = D.History("trunk", (tip[1:], tip), "main", 0, ((("r", b"s\n"),) + tip[1:3],), 0, 0)
+    drawn = D.DrawnSet((D.DrawnRepo("r", tip, hist), D.DrawnRepo("s", ()),
+                        D.DrawnRepo("t", (), D.History("develop", (), "", 0, (), 0, 0))),
+                       faults=(("w", "rate_limited", 37),))
+    first, second = tmp_path / "a", tmp_path / "b"
+    ids = D.write(drawn, first)
+    assert D.write(drawn, second) == ids and _files(first) == _files(second)
+    assert _files(first / "r") == dict(tip) and len(long.encode("utf-8")) == D.NAME_MAX
+    assert len(big) > D.ONE_MIB and b"\0" in big and b"z" not in big.lower()
+    assert (first / "s").is_dir() and not any((first / "s").iterdir())
+    assert ids["t"] == {} and [p.name for p in (first / "t").iterdir()] == [".git"]
+    assert (first / "t" / ".git" / "HEAD").read_text() == "ref: refs/heads/develop\n"
+    assert json.loads((first / "FAULTS.json").read_text()) == {
+        "w": {"kind": "rate_limited", "retry_after_s": 37}}
+
+
 def test_the_strategy_draws_the_hostile_shapes():
     """Over a few draws: names needing URL escaping, NFD names, a page-sized
-    fan-out, a git default branch other than main, a term after a \\r or a
-    form feed."""
+    fan-out and one of a thousand, a git default branch other than main, a
+    term after a \\r or a form feed, a name of 250 to 255 bytes with
+    multi-byte characters, a deep path, a blob above 1 MiB, an empty plain
+    directory, a git repository with no commit and a FAULTS.json entry."""
     seen = set()
 
-    @seed(11)
-    @settings(max_examples=60, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(repo_sets())
     def look(drawn):
         for repo in drawn.repos:
             for path, data in repo.files:
@@ -147,17 +177,37 @@ def test_the_strategy_draws_the_hostile_shapes():
                     seen.add("nfd name")
                 if "/fan/" in f"/{path}" and path.endswith("f020.txt"):
                     seen.add("fan-out past 20")
+                if "/fan/" in f"/{path}" and path.endswith("f998.txt"):
+                    seen.add("fan-out of a thousand")
+                if any(len(seg.encode("utf-8")) >= D.LONG_NAME_BYTES[0] and
+                       len(seg.encode("utf-8")) > len(seg) for seg in path.split("/")):
+                    seen.add("long multi-byte name")
+                if path.count("/") >= min(DEEP):
+                    seen.add("deep path")
+                if len(data) > D.ONE_MIB:
+                    seen.add("blob above 1 MiB")
+            if not repo.files:
+                seen.add("empty git repository" if repo.is_git else "empty directory")
             if repo.is_git and repo.history.default_branch != "main":
                 seen.add("default branch not main")
+        if drawn.faults:
+            seen.add("fault repository")
         for term, planted in drawn.terms:
             for name, path in planted:
                 data = dict(drawn.repo(name).files)[path]
                 line = data.split(b"\n")[D.lines_holding(data, term)[0] - 1]
                 if b"\r" in line or b"\x0c" in line:
                     seen.add("term after a CR or form feed")
-    look()
-    assert seen == {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
-                    "term after a CR or form feed"}
+    want = {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
+            "term after a CR or form feed", "fan-out of a thousand", "long multi-byte name",
+            "deep path", "blob above 1 MiB", "empty directory", "empty git repository",
+            "fault repository"}
+    for n in SHAPE_SEEDS:     # the rare shapes: a second seed's draws where the first lacks one
+        seed(n)(settings(max_examples=SHAPE_EXAMPLES, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))(given(repo_sets())(look)))()
+        if seen == want:
+            break
+    assert seen == want
 
 
 # -- the judges -----------------------------------------------------------------
@@ -291,6 +341,11 @@ def test_explore_usage_errors_exit_2(options, says):
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
 
 
+# An explore mutant the default seed finds within the action run's 6 examples (at example 2).
+ACTION_MUTANT = "long-names-dropped"
+ACTION_OWNER = next(iter(EXPLORE[ACTION_MUTANT].expected))
+
+
 def _action_run(tmp_path: Path) -> dict:
     """action.yml's suite step with explore: 'true', by bash as the runner
     would (inputs as env), against an explore mutant; the installed console
@@ -302,10 +357,10 @@ def _action_run(tmp_path: Path) -> dict:
                         f'--examples 6; fi\nexec {sys.executable} {ROOT / "run"} "$@"\n')
     stand_in.chmod(0o755)
     outputs = tmp_path / "github_output"
-    mutant = f"{sys.executable} -S {MUTANTS} lines-splitlines"
+    mutant = f"{sys.executable} -S {MUTANTS} {ACTION_MUTANT}"
     env = {**_env(), "RUNNER_TEMP": str(tmp_path / "runner"), "GITHUB_OUTPUT": str(outputs),
            "FORGE_PROVIDER": mutant, "FORGE_KNOWN_FAILURES": "", "FORGE_LEVEL": "",
-           "FORGE_STRICT": "false", "FORGE_ARGS": "--case FC-031", "FORGE_REPORT_DIR": "out",
+           "FORGE_STRICT": "false", "FORGE_ARGS": f"--case {ACTION_OWNER}", "FORGE_REPORT_DIR": "out",
            "FORGE_EXPLORE": "true"}
     proc = subprocess.run(["bash", "-c", _action_step("Run the suite")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -320,6 +375,6 @@ def test_the_actions_explore_input_runs_explore_after_the_cases(runs):
     cases = json.loads((tmp_path / "out" / "report.json").read_text())
     assert cases["summary"]["failed"] == 0, "the canonical case passes"
     found = json.loads((tmp_path / "out" / "explore.json").read_text())
-    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == ["FC-031"]
+    assert [c["id"] for c in found["cases"] if c["outcome"] == "failed"] == [ACTION_OWNER]
     said = outputs.read_text().splitlines()
     assert said[:2] == ["exit-code=1", "report=out/report.json"], said

@@ -1,8 +1,10 @@
 """The hypothesis strategy that draws a repository set for ``--explore``.
 
-``repo_sets()`` draws a ``fixture.drawn.DrawnSet`` (names, fan-outs around
-page sizes, hostile contents, a git history); ``fixture.drawn.write`` turns it
-into bytes on disk. The fixture package stays stdlib only: what draws lives
+``repo_sets()`` draws a ``fixture.drawn.DrawnSet`` (names, long names and deep
+paths, fan-outs around page sizes, hostile contents, blobs above 1 MiB, empty
+repositories, a git history); ``fixture.drawn.write`` turns it into bytes on
+disk. The costly shapes (a fan-out of a thousand, a big blob) are drawn rarely
+and shrink away. The fixture package stays stdlib only: what draws lives
 here, beside the machine that uses it.
 """
 
@@ -10,14 +12,19 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fixture.drawn import (DEFAULT_BRANCHES, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD,
-                           TERM_LETTERS, DrawnRepo, DrawnSet, History, plain_text)
+from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, LONG_NAME_BYTES, NAME_MAX,
+                           PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD, TERM_LETTERS,
+                           DrawnRepo, DrawnSet, History, big_bytes, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
 _HOSTILE = (" ", "#", "?", "%", "+", "&", ";", "=", "%41", "%g1", "é", "e\u0301",
             "ü", "u\u0308", "日本")
 _LEADING = ("", "", "-", ".")        # a leading '-' or a dotfile now and then
+_WIDE = ("é", "日本", "u\u0308", "ü")  # the multi-byte characters a long name holds
+DEEP = (12, 30)                      # directories above a deep path's file
+REPO_NAMES = ("r", "s", "t", "lib", "tools", "w")
+RARE = 5                             # a rare shape: one draw in RARE (0..RARE-1 hits at the last)
 
 
 def repo_sets(*, max_repos: int = 3):
@@ -27,12 +34,32 @@ def repo_sets(*, max_repos: int = 3):
     search terms planted in plain-text files."""
     def ok_name(name: str) -> bool:
         return (name not in ("", ".", "..") and name not in SKIPPED_NAMES
-                and "z" not in name.lower() and len(name.encode("utf-8")) <= 255)
+                and "z" not in name.lower() and len(name.encode("utf-8")) <= NAME_MAX)
+
+    def rarely():
+        return st.integers(0, RARE - 1).map(lambda n: n == RARE - 1)   # shrinks to False
 
     piece = st.sampled_from(_PLAIN + _HOSTILE)     # shrinks toward the plain pieces
-    segment = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
-                        st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
-    repo_name = st.sampled_from(("r", "s", "t", "lib", "tools", "w"))
+    short = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
+                      st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
+
+    @st.composite
+    def any_segment(draw) -> str:
+        """A name: now and then one at the file system's limit (long_segment)."""
+        return draw(long_segment()) if draw(rarely()) else draw(short)
+
+    repo_name = st.sampled_from(REPO_NAMES)
+
+    @st.composite
+    def long_segment(draw) -> str:
+        """A name of LONG_NAME_BYTES UTF-8 bytes, multi-byte characters first,
+        letters to the exact size."""
+        size = draw(st.integers(*LONG_NAME_BYTES))
+        wide = draw(st.sampled_from(_WIDE))
+        head = wide * draw(st.integers(1, 20))
+        return head + "a" * (size - len(head.encode("utf-8")))
+
+    segment = any_segment()
 
     line_text = st.text(alphabet="abc XYé-_.\t", max_size=12).map(lambda s: s.encode("utf-8"))
     oddity = st.sampled_from((b"", b"", b"\r", b"\x0c", b"\x00", b"\xff\xfe", b"\x1c", b"\x85"))
@@ -65,16 +92,24 @@ def repo_sets(*, max_repos: int = 3):
             files[f"{where}/{name}" if where else name] = draw(contents())
         if draw(st.integers(0, 3)) == 3:                  # a fan-out around a page size (shrinks away)
             where = draw(st.sampled_from(dirs[1:] or [""]))
-            n = draw(st.sampled_from(PAGE_FANOUTS))
+            big = draw(rarely())                          # a thousand files: rarely
+            n = draw(st.sampled_from([n for n in PAGE_FANOUTS if (n > BIG_FANOUT) == big]))
             folder = f"{where}/fan" if where else "fan"
             for i in range(n):
                 files[f"{folder}/f{i:03d}.txt"] = b"%d\n" % i
+        if draw(rarely()):                                # a deep path
+            chain = "/".join(f"d{i}" for i in range(draw(st.sampled_from(DEEP))))
+            files[f"{chain}/{draw(segment)}"] = draw(contents())
+        if draw(st.integers(0, 2)) == 2:                  # a blob above 1 MiB (shrinks away)
+            where = draw(st.sampled_from(dirs))
+            name = draw(segment)
+            files[f"{where}/{name}" if where else name] = big_bytes(draw(st.sampled_from(BIG_SIZES)))
         if need_root_file and not any("/" not in p for p in files):
             files[draw(segment)] = draw(contents())
         # a file and a directory of one name cannot both exist
-        paths = sorted(files)
-        clash = {p for p in paths if any(q.startswith(p + "/") for q in paths)}
-        return tuple((p, files[p]) for p in paths if p not in clash)
+        parents = {p[:i] for p in files for i, c in enumerate(p) if c == "/"}
+        clash = parents & set(files)
+        return tuple((p, files[p]) for p in sorted(files) if p not in clash)
 
     @st.composite
     def history(draw, tip: tuple) -> History:
@@ -151,6 +186,17 @@ def repo_sets(*, max_repos: int = 3):
             files = tuple(sorted(repos[name].items()))
             hist = draw(history(files)) if i == git_at else None
             out.append(DrawnRepo(name, files, hist))
-        return DrawnSet(tuple(out), tuple(terms))
+        if draw(rarely()):                                # an empty repository
+            name = draw(st.sampled_from([n for n in REPO_NAMES if n not in names]))
+            hist = None
+            if draw(st.booleans()):                       # git init's: no commit, HEAD unborn
+                hist = History(draw(st.sampled_from(DEFAULT_BRANCHES)), (), "", 0, (), 0, 0)
+            out.append(DrawnRepo(name, (), hist))
+        faults = ()
+        if draw(rarely()):                                # a repository standing for a failure
+            name = draw(st.sampled_from([n for n in REPO_NAMES
+                                         if n not in {r.name for r in out}]))
+            faults = ((name, *draw(st.sampled_from(FAULT_KINDS))),)
+        return DrawnSet(tuple(out), tuple(terms), faults)
 
     return sets()

@@ -41,6 +41,7 @@ COVERAGE = registry.owner_of("coverage is")
 TYPING = registry.owner_of("entry shas are")
 CUT = registry.owner_of("walks cut without truncated: true are")
 BLOB = registry.owner_of("blob replies are")
+BIG_BLOB = registry.owner_of("blobs above 1 MiB are")
 SAME_ID = registry.owner_of("ids from one call to the next are")
 SHARED_ID = registry.owner_of("ids shared by different contents are")
 RESPAWN_ID = registry.owner_of("ids across respawns are")
@@ -57,6 +58,10 @@ IN_FLIGHT = registry.owner_of("requests in flight at once are")
 CANCELLED = registry.owner_of("cancelled streams are")
 BLAME = registry.owner_of("blame replies are")
 CLONE_URL = registry.owner_of("clone URLs are")
+# a FAULTS.json kind -> the case that owns a fault repo's errors of it
+FAULT = {"auth": registry.owner_of("credential faults are"),
+         "rate_limited": registry.owner_of("throttling faults are"),
+         "provider": registry.owner_of("backend failure faults are")}
 
 URL_HOSTILE = " #?%"     # what a path must not carry raw into a URL (RFC 3986)
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")

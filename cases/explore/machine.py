@@ -177,7 +177,7 @@ class Explore(RuleBasedStateMachine):
     def refs_of(self, repo: D.DrawnRepo) -> list:
         """The refs a rule may ask at: null, and for git the branches, both tags
         and the oldest commit's id."""
-        if not repo.is_git or not self.cap("refs"):
+        if not repo.is_git or not self.cap("refs") or repo.history.empty:
             return [None]
         h = repo.history
         return [None, h.default_branch, h.side_branch, D.LIGHT_TAG, D.ANNOTATED_TAG,
@@ -216,9 +216,12 @@ class Explore(RuleBasedStateMachine):
                 self.fail(owner, f"the protocol monitor, {f.where()}", f"no {f.rule} violation",
                           f.detail)
 
-    def ask(self, method: str, params: dict, owner: str, *, stream: bool = False):
+    def ask(self, method: str, params: dict, owner: str, *, stream: bool = False,
+            may_refuse: bool = False):
         """Send one request (streamed with partial: true); an error is a
-        violation of ``owner``. Returns (result, streamed items)."""
+        violation of ``owner``, unless ``may_refuse`` (the protocol leaves the
+        choice: a blob above 1 MiB, an empty repository): then the result is
+        None. Returns (result, streamed items)."""
         self.step(f"{method} {_show(params)}" + (" streamed" if stream else ""))
         try:
             call = self.p.call(method, {**params, "partial": True} if stream else params)
@@ -227,6 +230,8 @@ class Explore(RuleBasedStateMachine):
             items = [i for b in call.partials if isinstance(b, list) for i in b] if stream else []
         except ProviderError as exc:
             self.monitor()
+            if may_refuse:
+                return None, []
             self.fail(owner, f"{method} {_show(params)} answers", "a result",
                       f"an error: {exc.message!r}")
         self.monitor()
@@ -244,11 +249,12 @@ class Explore(RuleBasedStateMachine):
         k = at // len(self.drawn.repos)      # ref null half the time: the host asks there most
         ref = None if k % 2 == 0 else _pick(self.refs_of(repo), k // 2)
         params = {"repo": self.rid(repo.name), "ref": ref}
-        result, _ = self.ask("repo/tree", params, J.COVERAGE)
-        model = read(result, Tree).model
+        files = self.files_at(repo, ref)
+        # an empty repository may be refused (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/tree", params, J.COVERAGE, may_refuse=not files)
+        model = read(result, Tree).model if result is not None else None
         if model is None:
             return                                 # the shape is the monitor's
-        files = self.files_at(repo, ref)
         listed = [(e.path, e.type) for e in model.entries]
         v = J.tree_problem(f"repo/tree {_show(params)}", listed, model.truncated, set(files),
                            D.directories(files.items()))
@@ -281,12 +287,19 @@ class Explore(RuleBasedStateMachine):
     @precondition(lambda self: self.listed)
     @rule(i=PICK)
     def repo_blob(self, i):
+        from cases.test_trees import judge_big_blob
         repo, path, sha, data = _pick(self.listed, i)
         params = {"repo": repo, "sha": sha}
-        result, _ = self.ask("repo/blob", params, J.BLOB)
-        model = read(result, Blob).model
+        big = len(data) > D.ONE_MIB
+        result, _ = self.ask("repo/blob", params, J.BLOB, may_refuse=big)
+        model = read(result, Blob).model if result is not None else None
         got = b64_loose(model.bytes_b64) if model is not None else None
-        if got is not None and got != data:
+        if got is not None and big:
+            v = J.by_case(J.BIG_BLOB, judge_big_blob, f"repo/blob {_show(params)}", got, data,
+                          path)
+            if v is not None:
+                self.raise_(v)
+        elif got is not None and got != data:
             self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
 
@@ -418,17 +431,21 @@ class Explore(RuleBasedStateMachine):
         from cases.kit import gitfacts
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
-        path = _pick(sorted(self.files_at(repo, ref)), f) if with_path else None
+        files = sorted(self.files_at(repo, ref))
+        path = _pick(files, f) if with_path and files else None
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref, "limit": limit}
-        result, _ = self.ask("repo/log", params, J.LOG)
-        model = read(result, Log).model
+        empty = repo.history.empty    # no commit: no history, or an error (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/log", params, J.LOG, may_refuse=empty)
+        model = read(result, Log).model if result is not None else None
         if model is None:
             return
         g = self.git[repo.name]
-        want = [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch, path)]
+        want = [] if empty else [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch,
+                                                                 path)]
         # ids in the backend's vocabulary (RULINGS): a spelling git resolves, else the
         # commit of that subject and author date (each drawn commit has its own)
-        stamps = {(c.subject, c.date): c.sha for c in gitfacts.git_log(g, "--all")}
+        stamps = {} if empty else {(c.subject, c.date): c.sha
+                                    for c in gitfacts.git_log(g, "--all")}
         got = [git_commit_of(g, i.sha) or stamps.get((i.subject, instant(i.date)))
                for i in model.items]
         what = f"repo/log {_show(params)}"
@@ -449,10 +466,14 @@ class Explore(RuleBasedStateMachine):
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
         files = self.files_at(repo, ref)
+        if not files:
+            return                                 # an empty repository has no path to ask
         path = _pick(sorted(files), f)
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref}
-        result, _ = self.ask("repo/blob_at", params, J.BLOB_AT)
-        model = read(result, BlobAt).model
+        # above 1 MiB: refused or served whole (§3.4's policy for every blob)
+        result, _ = self.ask("repo/blob_at", params, J.BLOB_AT,
+                             may_refuse=len(files[path]) > D.ONE_MIB)
+        model = read(result, BlobAt).model if result is not None else None
         if model is None:
             return
         got = b64_loose(model.bytes_b64)
@@ -467,7 +488,7 @@ class Explore(RuleBasedStateMachine):
 
     @rule(r=PICK, f=PICK, anchor=st.booleans())
     def repo_web_url(self, r, f, anchor):
-        repo = _pick(self.drawn.repos, r)
+        repo = _pick([x for x in self.drawn.repos if x.files], r)
         files = dict(repo.files)
         paths = sorted(D.tree_paths(files.items()))
         path = _pick(paths, f)
@@ -530,8 +551,9 @@ class Explore(RuleBasedStateMachine):
         from cases.test_listings import judge_clone_url_form, judge_cloned
         repo = _pick(self.drawn.repos, r)
         params = {"repo": self.rid(repo.name)}
-        result, _ = self.ask("repo/clone_url", params, J.CLONE_URL)
-        model = read(result, CloneUrl).model
+        # an empty repository may be refused (FIXTURES.md "Drawn sets")
+        result, _ = self.ask("repo/clone_url", params, J.CLONE_URL, may_refuse=not repo.files)
+        model = read(result, CloneUrl).model if result is not None else None
         if model is None:
             return
         what = f"repo/clone_url {_show(params)}"
@@ -540,9 +562,39 @@ class Explore(RuleBasedStateMachine):
             h, g = repo.history, self.git[repo.name]
             v = J.by_case(J.CLONE_URL, judge_cloned, model.clone_url, params["repo"],
                           lambda b: g.commit_of(f"refs/heads/{b}"),
-                          (h.default_branch, h.side_branch))
+                          () if h.empty else (h.default_branch, h.side_branch))
         if v is not None:
             self.raise_(v)
+
+    @precondition(lambda self: self.drawn.faults and not self.ctx.settings.no_faults)
+    @rule(i=PICK, a=PICK)
+    def request_at_fault(self, i, a):
+        """A request naming a FAULTS.json repository, one the fault cases send
+        (cases.test_errors.fault_asks: tree, refs, log, blob_at and blame of a
+        path, at ref null and at a named ref, the URLs), judged by their own
+        judge of its kind (judge_fault_kind: FC-060, FC-061, FC-064). A result
+        fails where the adapter must ask its backend; a URL may be answered."""
+        from types import SimpleNamespace
+
+        from cases.test_errors import LOCAL_METHODS, fault_asks, judge_fault_kind
+        name, kind, _ = _pick(self.drawn.faults, i)
+        caps = SimpleNamespace(**{c: self.cap(c) for c in ("refs", "log", "blame", "commit")})
+        method, params = _pick(fault_asks(SimpleNamespace(caps=caps), self.rid(name)), a)
+        what = f"{method} {_show(params)} on the {name!r} fault repo"
+        owner = J.FAULT[kind]
+        self.step(f"{method} {_show(params)}")
+        try:
+            result = self.p.call(method, params).result()
+        except ProviderError as exc:
+            self.monitor()
+            v = J.by_case(owner, judge_fault_kind, exc, kind, what=what)
+            if v is not None:
+                self.raise_(v)
+            return
+        self.monitor()
+        if method not in LOCAL_METHODS:
+            self.fail(owner, f"{what} must answer an error", "an error reply",
+                      f"a result {_show(result)[:200]}")
 
     @rule(crash=st.booleans())
     def restart(self, crash):

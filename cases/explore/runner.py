@@ -52,10 +52,10 @@ ROUND_EXAMPLES = 100
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 # The cases explore judges (a row each in its JSON report).
-JUDGED = tuple(sorted({J.COVERAGE, J.TYPING, J.CUT, J.BLOB, J.SAME_ID, J.SHARED_ID,
+JUDGED = tuple(sorted({J.COVERAGE, J.TYPING, J.CUT, J.BLOB, J.BIG_BLOB, J.SAME_ID, J.SHARED_ID,
                        J.RESPAWN_ID, J.LINE, J.ONE_SHOT, J.STREAMED, J.REFS, J.LOG, J.LOG_CUT,
                        J.BLOB_AT, J.WEB_URL, J.RESPAWN, J.IN_FLIGHT, J.CANCELLED, J.BLAME,
-                       J.CLONE_URL}))
+                       J.CLONE_URL, *J.FAULT.values()}))
 
 
 @dataclass

@@ -22,7 +22,8 @@ import time
 if __name__ == "__main__":   # run as a script: the checkout's root on the path
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 
-from tests.adapters.hooks import HitsEdit, ResultEdit, Variant, is_git, registrar, repo_name  # noqa: E402
+from tests.adapters.hooks import (MIB, HitsEdit, ResultEdit, Variant, is_git, read_worktree,  # noqa: E402
+                                  registrar, repo_name, sha256_hex)
 from tests.adapters.proxy import Hooks  # noqa: E402
 
 EXPLORE: dict[str, Variant] = {}
@@ -125,6 +126,61 @@ class TreeLastPageDropped(ResultEdit):
                 for d in dropped)]
 
 
+# A name's bytes past which the long-names mutant's backend gives up (no canonical name
+# comes near it; a drawn long name is 250 to 255 bytes).
+LONG_NAME = 200
+
+
+@explore("long-names-dropped", "FC-020", "§3.3: one entry per path in the repository")
+class LongNamesDropped(ResultEdit):
+    """repo/tree leaves out every entry with a name longer than 200 bytes (a backend whose
+    name column is shorter than the file system's 255), and what is under such a directory,
+    with truncated false.
+
+    Hides on: the canonical fixture, whose longest name is far below 200 bytes."""
+
+    method = "repo/tree"
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries")
+        if isinstance(entries, list):
+            result["entries"] = [e for e in entries if not (
+                isinstance(e, dict) and isinstance(e.get("path"), str)
+                and any(len(seg.encode("utf-8")) > LONG_NAME for seg in e["path"].split("/")))]
+
+
+@explore("blob-at-big-cut", "FC-096", "§3.4/§3.5: a blob above 1 MiB is refused or served whole")
+class BlobAtBigCut(Hooks):
+    """repo/blob_at of a file above 1 MiB serves its first 1 MiB (a raw-file download with a
+    size cap) with the tree's id, at any ref, where the reference refuses it.
+
+    Hides on: the canonical fixture, whose one blob above 1 MiB (alpha's big.bin) is asked
+    through repo/blob, never repo/blob_at (vcs has none)."""
+
+    def reply(self, proxy, req, msg):
+        params = req.params if req is not None else {}
+        if req is not None and req.method == "repo/blob_at" and "error" in msg:
+            data = file_at(proxy, params.get("repo"), params.get("path"), params.get("ref"))
+            if data is not None and len(data) > MIB:
+                import base64
+                return {"jsonrpc": "2.0", "id": req.id,
+                        "result": {"bytes_b64": base64.b64encode(data[:MIB]).decode("ascii"),
+                                   "sha": sha256_hex(data)}}
+        return msg
+
+
+def file_at(proxy, repo, path, ref) -> bytes | None:
+    """A file's bytes at ``ref`` (null: the worktree on disk; else git's), or None."""
+    if ref is None:
+        return read_worktree(proxy, repo, path)
+    if not isinstance(ref, str) or not isinstance(path, str) or not is_git(proxy, repo):
+        return None
+    import subprocess
+    proc = subprocess.run(["git", "-C", str(proxy.fixture / repo_name(repo)), "cat-file", "blob",
+                           f"{ref}:{path}"], capture_output=True, stdin=subprocess.DEVNULL)
+    return proc.stdout if proc.returncode == 0 else None
+
+
 @explore("nfd-as-nfc", "FC-020", "§3.3: paths as they are in the repository")
 class NfdAsNfc(ResultEdit):
     """repo/tree serves every path normalized to NFC (a backend that normalizes names): an NFD
@@ -141,7 +197,7 @@ class NfdAsNfc(ResultEdit):
                 e["path"] = unicodedata.normalize("NFC", e["path"])
 
 
-@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch")
+@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch", examples=60)
 class DefaultBranchMain(Hooks):
     """repo/tree of a git repository at ref null walks the branch named main, whatever the
     repository's default branch is (an error where there is no main).
@@ -257,7 +313,7 @@ class CancelScopedError(Hooks):
 
 
 @explore("blame-unterminated-last-line", "FC-098",
-         "§3.8: blame ranges cover every line of the file once")
+         "§3.8: blame ranges cover every line of the file once", examples=100)
 class BlameUnterminatedLastLine(ResultEdit):
     """repo/blame at ref null counts a file's lines as its newlines: the last line of a file
     that does not end in a newline is left out of the ranges.
