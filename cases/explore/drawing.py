@@ -10,21 +10,26 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fixture.drawn import (DEFAULT_BRANCHES, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD,
-                           TERM_LETTERS, DrawnRepo, DrawnSet, History, plain_text)
+import unicodedata
+
+from fixture.drawn import (DEFAULT_BRANCHES, FILLER_PREFIX, PAGE_FANOUTS, SIDE_BRANCHES,
+                           SKIPPED_NAMES, TERM_HEAD, TERM_LETTERS, DrawnRepo, DrawnSet, History,
+                           fillers, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
 _HOSTILE = (" ", "#", "?", "%", "+", "&", ";", "=", "%41", "%g1", "é", "e\u0301",
             "ü", "u\u0308", "日本")
 _LEADING = ("", "", "-", ".")        # a leading '-' or a dotfile now and then
+_PLAIN_REPOS = ("r", "s", "t", "lib", "tools", "w")
 
 
 def repo_sets(*, max_repos: int = 3):
     """The hypothesis strategy of a DrawnSet: one to ``max_repos``
-    repositories (the first plain, a git one among them when drawn), a
-    directory with a page-straddling fan-out now and then, and one to three
-    search terms planted in plain-text files."""
+    repositories (the first plain, a git one among them when drawn; names
+    plain or hostile), a directory with a page-straddling fan-out now and
+    then, now and then filler repositories that bring the listing to a page
+    size, and one to three search terms planted in plain-text files."""
     def ok_name(name: str) -> bool:
         return (name not in ("", ".", "..") and name not in SKIPPED_NAMES
                 and "z" not in name.lower() and len(name.encode("utf-8")) <= 255)
@@ -32,7 +37,14 @@ def repo_sets(*, max_repos: int = 3):
     piece = st.sampled_from(_PLAIN + _HOSTILE)     # shrinks toward the plain pieces
     segment = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
                         st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
-    repo_name = st.sampled_from(("r", "s", "t", "lib", "tools", "w"))
+    # A repository is a top-level directory named as the adapter contract
+    # serves it (<org>/<name>): hostile pieces too, but no leading '.' (a
+    # hidden directory is no repository) and no filler's name.
+    repo_name = st.one_of(
+        st.sampled_from(_PLAIN_REPOS),
+        st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING[:3]),
+                  st.lists(piece, min_size=1, max_size=3))
+        .filter(lambda n: ok_name(n) and not n.startswith(FILLER_PREFIX)))
 
     line_text = st.text(alphabet="abc XYé-_.\t", max_size=12).map(lambda s: s.encode("utf-8"))
     oddity = st.sampled_from((b"", b"", b"\r", b"\x0c", b"\x00", b"\xff\xfe", b"\x1c", b"\x85"))
@@ -130,7 +142,9 @@ def repo_sets(*, max_repos: int = 3):
     @st.composite
     def sets(draw) -> DrawnSet:
         n = draw(st.integers(1, max_repos))
-        names = draw(st.lists(repo_name, min_size=n, max_size=n, unique=True))
+        # unique as a normalizing, case-folding file system would keep them apart
+        names = draw(st.lists(repo_name, min_size=n, max_size=n,
+                              unique_by=lambda m: unicodedata.normalize("NFC", m).casefold()))
         git_at = draw(st.integers(0, n - 1)) if draw(st.booleans()) else -1   # a git one (shrinks away)
         repos = {name: dict(draw(file_set(need_root_file=True))) for name in names}
         terms = []
@@ -151,6 +165,9 @@ def repo_sets(*, max_repos: int = 3):
             files = tuple(sorted(repos[name].items()))
             hist = draw(history(files)) if i == git_at else None
             out.append(DrawnRepo(name, files, hist))
-        return DrawnSet(tuple(out), tuple(terms))
+        fill = ()
+        if draw(st.integers(0, 2)) == 2:                  # a listing around a page size (shrinks away)
+            fill = fillers(draw(st.sampled_from(PAGE_FANOUTS)), n)
+        return DrawnSet(tuple(out), tuple(terms), fill)
 
     return sets()
