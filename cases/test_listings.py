@@ -134,14 +134,16 @@ def test_search_repos(adapter, fx):
     judge_listed_ids(adapter, fx, emitted)
 
 
-def judge_listed_ids(adapter, fx, emitted, own=None) -> None:
+def judge_listed_ids(adapter, fx, emitted, own=None, ask=None) -> None:
     """FC-110 on the repository ids search/repos listed: each of the form
-    <org>/<name>, and each (the first LISTED_BACK) accepted back
-    (``accepted_back``; ``own``: the set's repositories)."""
+    <org>/<name>, and each of ``ask`` (default: every one; the first
+    LISTED_BACK) accepted back (``accepted_back``; ``own``: the set's
+    repositories)."""
     malformed = [n for n in emitted if not re.fullmatch(r"[^/]+(/[^/]+)+", n)]
     fc_assert(not malformed, expected="ids of the form <org>/<name>", got=listing(malformed),
               why="repository ids are <org>/<name>")
-    refused = [why for why in (accepted_back(adapter, fx, n, own) for n in emitted[:LISTED_BACK])
+    ask = emitted if ask is None else ask
+    refused = [why for why in (accepted_back(adapter, fx, n, own) for n in ask[:LISTED_BACK])
                if why]
     fc_assert(not refused, expected="every listed id served back", got=listing(refused, 3),
               why="an adapter accepts back every repository id it emitted")
@@ -206,11 +208,11 @@ def test_org_repos(adapter, fx):
              f"cannot be listed should be an error (e.g. not_found)")
 
 
-def judge_org_names(adapter, fx, what: str, names, want, own=None) -> None:
+def judge_org_names(adapter, fx, what: str, names, want, own=None, ask=None) -> None:
     """FC-111 on the names of one org/repos reply: relative to the org, every
     repository of ``want`` (directory names) among them, and <org>/<name> of
-    each (the first LISTED_BACK) accepted back (``accepted_back``; ``own``:
-    the set's repositories)."""
+    each of ``ask`` (default: every name; the first LISTED_BACK) accepted
+    back (``accepted_back``; ``own``: the set's repositories)."""
     prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
     fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
               why=f"{what} lists names relative to the org, not full ids")
@@ -218,8 +220,9 @@ def judge_org_names(adapter, fx, what: str, names, want, own=None) -> None:
     fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
               got=f"missing {listing(want - set(names))}",
               why=f"{what} lists the org's repositories")
+    ask = names if ask is None else ask
     refused = [why for why in (accepted_back(adapter, fx, f"{fx.org}/{n}", own)
-                               for n in names[:LISTED_BACK]) if why]
+                               for n in ask[:LISTED_BACK]) if why]
     fc_assert(not refused, expected="<org>/<name> served back for each name",
               got=listing(refused, 3), why="the host joins the org and a listed name into an id")
 

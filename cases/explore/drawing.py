@@ -166,7 +166,7 @@ def repo_sets(*, max_repos: int = 3):
             hist = draw(history(files)) if i == git_at else None
             out.append(DrawnRepo(name, files, hist))
         fill = ()
-        if draw(st.integers(0, 2)) == 2:                  # a listing around a page size (shrinks away)
+        if draw(st.booleans()):                           # a listing around a page size (shrinks away)
             fill = fillers(draw(st.sampled_from(PAGE_FANOUTS)), n)
         return DrawnSet(tuple(out), tuple(terms), fill)
 

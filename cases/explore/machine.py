@@ -575,8 +575,9 @@ class Explore(RuleBasedStateMachine):
         """org/repos of the org (in a fresh process's first request now and
         then), judged by FC-111's own judge: names relative to the org, every
         drawn repository listed (the fillers that bring the listing to a
-        page size too), and <org>/<name> of each accepted back, the drawn
-        repositories' names asked back first."""
+        page size too), and <org>/<name> of each other name accepted back
+        (a drawn repository is served by the contract: its tree and clone
+        URL are their own cases', judged by their own rules)."""
         from cases.test_listings import LISTED_BACK, judge_org_names, org_entry_names
         if fresh:
             self.fresh()
@@ -588,10 +589,11 @@ class Explore(RuleBasedStateMachine):
         names, problems = org_entry_names(reading, result)
         if problems:
             return                                 # entries that are not names: the monitor's
-        names.sort(key=lambda n: n.startswith(D.FILLER_PREFIX))
-        self.ctx.requests += 2 * min(len(names), LISTED_BACK)
+        drawn = {r.name for r in self.drawn.listed()}
+        ask = [n for n in names if n not in drawn]
+        self.ctx.requests += 2 * min(len(ask), LISTED_BACK)
         v = J.by_case(J.ORG_REPOS, judge_org_names, self.p, self.view, f"org/repos {_show(params)}",
-                      names, {r.name for r in self.drawn.listed()}, own=self.own_ids())
+                      names, drawn, own=self.own_ids(), ask=ask)
         self.monitor()
         if v is not None:
             self.raise_(v)
@@ -601,7 +603,9 @@ class Explore(RuleBasedStateMachine):
         """search/repos of a drawn repository's name, part of it, its upper
         case or nothing (matching is the adapter's, RULINGS "Search": what
         is found is not judged), judged by FC-110's own judge: every id
-        listed is <org>/<name> and accepted back."""
+        listed is <org>/<name>, and accepted back when it is not a drawn
+        repository's (those are served by the contract, judged by their own
+        rules)."""
         from cases.test_listings import LISTED_BACK, judge_listed_ids
         from wire.messages import RepoItem
         name = _pick(self.drawn.repos, r).name
@@ -613,9 +617,10 @@ class Explore(RuleBasedStateMachine):
             return
         ids = list(dict.fromkeys(i.full_name for i in model.items
                                  if isinstance(i, RepoItem) and isinstance(i.full_name, str)))
-        self.ctx.requests += 2 * min(len(ids), LISTED_BACK)
-        v = J.by_case(J.SEARCH_REPOS, judge_listed_ids, self.p, self.view, ids,
-                      own=self.own_ids())
+        own = self.own_ids()
+        ask = [i for i in ids if i not in own]
+        self.ctx.requests += 2 * min(len(ask), LISTED_BACK)
+        v = J.by_case(J.SEARCH_REPOS, judge_listed_ids, self.p, self.view, ids, own=own, ask=ask)
         self.monitor()
         if v is not None:
             self.raise_(J.Violation(v.case_id, f"search/repos {_show(params)}: {v.why}",
