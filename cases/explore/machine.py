@@ -33,6 +33,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from cases.harness.fixture_view import FixtureView
 from cases.judges import monitoring
 from cases.kit.commit_ids import git_commit_of
 from cases.explore import judges as J
@@ -52,6 +53,7 @@ LIMITS = (500, 1, 2, EXACT)     # the host's search budget, and budgets a drawn 
 SEARCH_MODES = ("one-shot", "streamed", "partial false")
 IN_FLIGHT = (2, 9, 12)          # requests written together: a pair, and past FC-120's eight
 LOG_LIMITS = (None, 1, 2)
+LISTINGS = ("org/repos", "search/repos", "org/url")
 REPO_QUERIES = ("name", "part", "upper", "empty")   # what the pick popup sends as the user types
 # A repository a repo: qualifier can name: the query grammar (§3.13) has no
 # quoting for an id holding a blank or a quote, so a hostile name is searched unscoped.
@@ -146,7 +148,6 @@ class Explore(RuleBasedStateMachine):
         home.mkdir()
         self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name))
                     for r in drawn.repos if r.is_git}
-        from cases.harness.fixture_view import FixtureView
         # the drawn set as the listing cases' judges read a fixture (repo ids, walks)
         self.view = FixtureView(self.fx, ctx.settings.org, False, None, home)
         cache = self.tmp / "cache-explore" / "rootle" / "providers" / CACHE_PROVIDER
@@ -569,18 +570,32 @@ class Explore(RuleBasedStateMachine):
                       f"{getattr(exc, 'message', None) or exc}")
         self.monitor()
 
-    @precondition(lambda self: self.cap("orgs"))
-    @rule(fresh=st.booleans())
-    def repos_of_org(self, fresh):
-        """org/repos of the org (in a fresh process's first request now and
-        then), judged by FC-111's own judge: names relative to the org, every
-        drawn repository listed (the fillers that bring the listing to a
-        page size too), and <org>/<name> of each other name accepted back
-        (a drawn repository is served by the contract: its tree and clone
-        URL are their own cases', judged by their own rules)."""
-        from cases.test_listings import LISTED_BACK, judge_org_names, org_entry_names
+    @rule(first=st.sampled_from(LISTINGS), r=PICK, how=st.sampled_from(REPO_QUERIES),
+          fresh=st.booleans())
+    def listing(self, first, r, how, fresh):
+        """The listings the host sends, ``first`` of them now and then as a
+        fresh process's first request: search/repos (of a drawn name, part
+        of it, its upper case or nothing) and, with the orgs capability,
+        org/repos and org/url of the org."""
+        asks = [m for m in LISTINGS if m == "search/repos" or self.cap("orgs")]
+        asks.sort(key=lambda m: m != first)
         if fresh:
             self.fresh()
+        for method in asks:
+            if method == "org/repos":
+                self.repos_of_org()
+            elif method == "org/url":
+                self.url_of_org()
+            else:
+                self.search_repos(r, how)
+
+    def repos_of_org(self):
+        """org/repos of the org, judged by FC-111's own judge: names relative
+        to the org, every drawn repository listed (the fillers that bring
+        the listing to a page size too), and <org>/<name> of each other name
+        accepted back (a drawn repository is served by the contract: its
+        tree and clone URL are their own cases', judged by their own rules)."""
+        from cases.test_listings import LISTED_BACK, judge_org_names, org_entry_names
         params = {"org": self.ctx.settings.org}
         result, _ = self.ask("org/repos", params, J.ORG_REPOS)
         reading = read(result, OrgRepos)
@@ -598,12 +613,10 @@ class Explore(RuleBasedStateMachine):
         if v is not None:
             self.raise_(v)
 
-    @rule(r=PICK, how=st.sampled_from(REPO_QUERIES))
     def search_repos(self, r, how):
-        """search/repos of a drawn repository's name, part of it, its upper
-        case or nothing (matching is the adapter's, RULINGS "Search": what
-        is found is not judged), judged by FC-110's own judge: every id
-        listed is <org>/<name>, and accepted back when it is not a drawn
+        """search/repos (matching is the adapter's, RULINGS "Search": what is
+        found is not judged), judged by FC-110's own judge: every id listed
+        is <org>/<name>, and accepted back when it is not a drawn
         repository's (those are served by the contract, judged by their own
         rules)."""
         from cases.test_listings import LISTED_BACK, judge_listed_ids
@@ -626,14 +639,9 @@ class Explore(RuleBasedStateMachine):
             self.raise_(J.Violation(v.case_id, f"search/repos {_show(params)}: {v.why}",
                                     v.expected, v.got))
 
-    @precondition(lambda self: self.cap("orgs"))
-    @rule(fresh=st.booleans())
-    def url_of_org(self, fresh):
-        """org/url of the org, in a fresh process's first request now and then
-        (FC-115's judge: a non-empty string url)."""
+    def url_of_org(self):
+        """org/url of the org (FC-115's judge: a non-empty string url)."""
         from cases.test_listings import judge_org_url
-        if fresh:
-            self.fresh()
         params = {"org": self.ctx.settings.org}
         result, _ = self.ask("org/url", params, J.ORG_URL)
         v = J.by_case(J.ORG_URL, judge_org_url, f"org/url {_show(params)}", result)
