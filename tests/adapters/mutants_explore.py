@@ -303,7 +303,7 @@ class OrgReposLastPageDropped(ResultEdit):
 
 
 @explore("search-repos-escaped", "FC-110",
-         "§1.1: an adapter accepts back every repository id it emitted", examples=100)
+         "§1.1: an adapter accepts back every repository id it emitted")
 class SearchReposEscaped(ResultEdit):
     """search/repos lists each repository's name percent-escaped as in a backend's URL path
     (<org>/a%20b for the directory 'a b'), an id the adapter then does not accept back.
