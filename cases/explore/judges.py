@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from cases import registry
 
 COVERAGE = registry.owner_of("coverage is")
+TREE = registry.owner_of("tree replies are")
 TYPING = registry.owner_of("entry shas are")
 CUT = registry.owner_of("walks cut without truncated: true are")
 BLOB = registry.owner_of("blob replies are")

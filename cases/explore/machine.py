@@ -296,6 +296,13 @@ class Explore(RuleBasedStateMachine):
         model = read(result, Blob).model
         got = b64_loose(model.bytes_b64) if model is not None else None
         if got is not None and got != data:
+            drawn = next(r for r in self.drawn.repos if self.rid(r.name) == repo)
+            other = [ref for ref in self.refs_of(drawn)
+                     if self.files_at(drawn, ref).get(path) == got]
+            if other:   # the blob is right for its id: the tree listed another revision's
+                self.fail(J.TREE, f"the tree listed for {path!r} the id of its content at "
+                          f"ref {other[0]!r}", f"the id of its {len(data)} bytes there",
+                          f"an id of {len(got)} bytes {got[:40]!r}")
             self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
 
