@@ -257,7 +257,7 @@ class CancelScopedError(Hooks):
 
 
 @explore("blame-unterminated-last-line", "FC-098",
-         "§3.8: blame ranges cover every line of the file once")
+         "§3.8: blame ranges cover every line of the file once", examples=100)
 class BlameUnterminatedLastLine(ResultEdit):
     """repo/blame at ref null counts a file's lines as its newlines: the last line of a file
     that does not end in a newline is left out of the ranges.
