@@ -200,6 +200,8 @@ OWNERS: dict[str, str] = {
     "requests in flight at once are": "FC-120",
     "cancelled streams are": "FC-045",
     "clone URLs are": "FC-113",
+    "listed repository ids are": "FC-110",
+    "org URLs are": "FC-115",
 }
 
 # Run-wide rules no case owns: rule key -> why.

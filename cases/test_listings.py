@@ -31,6 +31,10 @@ GIT_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh|ssh\+git|ftps?)://[^/\s]+(
 OBJECT_MEMBERS = re.compile(r"repos\[(\d+)\]\.(name|description|private|archived|pushed_at)")
 
 
+# Listed ids asked back per reply: a bound on the requests one listing costs.
+LISTED_BACK = 12
+
+
 def problems_text(problems):
     return listing((f"{p or '(top level)'}: {m}" for p, m in problems), 3)
 
@@ -40,14 +44,16 @@ def problems_text(problems):
 ASKED_BACK = (("repo/clone_url", {}), ("repo/tree", {"ref": None}))
 
 
-def accepted_back(adapter, fx, repo_id):
+def accepted_back(adapter, fx, repo_id, own=None):
     """None when ``repo_id`` (an id the adapter emitted) is served back, else
     why not: repo/clone_url and repo/tree (ref null) of it must each answer
     a result object. Any error refuses the id, whatever its kind or none
     (§1.1 MUST accept back every id emitted); a fault repo's own error is
     fine (RULINGS "Fault repos"). An id that is none of the fixture's
-    repositories but whose path names one of its directories (the host's
+    repositories (``own``, default: the canonical ones, whose trees are
+    FC-020's) but whose path names one of its directories (the host's
     grammar serves nested ids) must serve what that directory holds."""
+    own = served(fx) if own is None else own
     fault = repo_id in {fx.repo(name) for name in faults(fx)}
     for method, extra in ASKED_BACK:
         result, err = try_request(adapter, method, {"repo": repo_id, **extra})
@@ -56,7 +62,7 @@ def accepted_back(adapter, fx, repo_id):
             return f"{repo_id}: {method} answered an error ({kind}, {err.message!r})"
         if err is None and not isinstance(result, dict):
             return f"{repo_id}: {method} answered {show(result, 40)}"
-    return None if fault or repo_id in served(fx) else serves_its_path(fx, repo_id, result)
+    return None if fault or repo_id in own else serves_its_path(fx, repo_id, result)
 
 
 def serves_its_path(fx, repo_id, result):
@@ -125,10 +131,20 @@ def test_search_repos(adapter, fx):
             emitted += [i.full_name for i in (items.items if items else ())
                         if isinstance(i, RepoItem) and isinstance(i.full_name, str)
                         and i.full_name not in emitted]
+    judge_listed_ids(adapter, fx, emitted)
+
+
+def judge_listed_ids(adapter, fx, emitted, own=None, ask=None) -> None:
+    """FC-110 on the repository ids search/repos listed: each of the form
+    <org>/<name>, and each of ``ask`` (default: every one; the first
+    LISTED_BACK) accepted back (``accepted_back``; ``own``: the set's
+    repositories)."""
     malformed = [n for n in emitted if not re.fullmatch(r"[^/]+(/[^/]+)+", n)]
     fc_assert(not malformed, expected="ids of the form <org>/<name>", got=listing(malformed),
               why="repository ids are <org>/<name>")
-    refused = [why for why in (accepted_back(adapter, fx, n) for n in emitted[:12]) if why]
+    ask = emitted if ask is None else ask
+    refused = [why for why in (accepted_back(adapter, fx, n, own) for n in ask[:LISTED_BACK])
+               if why]
     fc_assert(not refused, expected="every listed id served back", got=listing(refused, 3),
               why="an adapter accepts back every repository id it emitted")
 
@@ -182,24 +198,33 @@ def test_org_repos(adapter, fx):
     unnamed = [p for p, _ in reading.problems if p.endswith(".name")]
     need(not unnamed, f"{what} has objects without a string name ({listing(unnamed)})",
          owner("org/repos object members are"))
-    prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
-    fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
-              why=f"{what} lists names relative to the org, not full ids")
     # the contract's spellings only (RULINGS "Repository ids and listings"):
     # wide may be served as other, nested ids, judged below as listed
-    want = set(served(fx).values()) - {WIDE}
-    fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
-              got=f"missing {listing(want - set(names))}",
-              why=f"{what} lists the org's repositories")
-    refused = [why for why in (accepted_back(adapter, fx, f"{fx.org}/{n}") for n in names[:12])
-               if why]
-    fc_assert(not refused, expected="<org>/<name> served back for each name",
-              got=listing(refused, 3), why="the host joins the org and a listed name into an id")
+    judge_org_names(adapter, fx, what, names, set(served(fx).values()) - {WIDE})
     other = f"{fx.org}-no-such-org-fc111"
     result, err = try_request(adapter, "org/repos", {"org": other})
     if err is None and isinstance(result, dict) and result.get("repos", []) == []:
         warn(f"org/repos of the unknown org {other!r} answered an empty list; an org that "
              f"cannot be listed should be an error (e.g. not_found)")
+
+
+def judge_org_names(adapter, fx, what: str, names, want, own=None, ask=None) -> None:
+    """FC-111 on the names of one org/repos reply: relative to the org, every
+    repository of ``want`` (directory names) among them, and <org>/<name> of
+    each of ``ask`` (default: every name; the first LISTED_BACK) accepted
+    back (``accepted_back``; ``own``: the set's repositories)."""
+    prefixed = [n for n in names if n.startswith(f"{fx.org}/")]
+    fc_assert(not prefixed, expected=f"names relative to {fx.org!r}", got=listing(prefixed),
+              why=f"{what} lists names relative to the org, not full ids")
+    want = set(want)
+    fc_assert(want <= set(names), expected=f"the fixture's repositories {listing(want)}",
+              got=f"missing {listing(want - set(names))}",
+              why=f"{what} lists the org's repositories")
+    ask = names if ask is None else ask
+    refused = [why for why in (accepted_back(adapter, fx, f"{fx.org}/{n}", own)
+                               for n in ask[:LISTED_BACK]) if why]
+    fc_assert(not refused, expected="<org>/<name> served back for each name",
+              got=listing(refused, 3), why="the host joins the org and a listed name into an id")
 
 
 @case("FC-112")
@@ -396,8 +421,12 @@ def test_org_url(adapter, fx, spawn):
     for where, provider in (("", adapter), (" as a fresh process's first request", None)):
         provider = provider or spawn()
         result = provider.request("org/url", {"org": fx.org})
-        what = f"org/url {show({'org': fx.org})}{where}"
-        url = read_reply(result, OrgUrl, what, None).model.url
-        fc_assert(isinstance(url, str) and url.strip(),
-                  expected="a non-empty string url", got=show(result, 80),
-                  why=f"{what} answers the organisation's page")
+        judge_org_url(f"org/url {show({'org': fx.org})}{where}", result)
+
+
+def judge_org_url(what: str, result) -> None:
+    """FC-115 on one org/url result: a non-empty string url."""
+    url = read_reply(result, OrgUrl, what, None).model.url
+    fc_assert(isinstance(url, str) and url.strip(),
+              expected="a non-empty string url", got=show(result, 80),
+              why=f"{what} answers the organisation's page")

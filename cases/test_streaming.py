@@ -324,22 +324,29 @@ def test_cancel_ends_stream_cleanly(adapter, fx):
     # the adapter stays usable: a fresh search and a tree are answered as usual
     fresh = TERM_LINE if adapter.caps.code_search else PATH_Q
     _, err = attempt(search, adapter, fresh)
-    fc_assert(err is None, expected=f"a result for a fresh search/code {fresh!r} after the "
-              f"cancels", got=f"an error: {err.message}" if err else "",
-              why="a cancel must not break later requests")
+    judge_served_after_cancel(f"a fresh search/code {fresh!r}", err)
     tree(adapter, fx, ALPHA)
 
 
-def judge_cancelled_reply(call, params: dict, what: str) -> None:
-    """FC-045 on a search/code ``call`` cancelled in flight that has ended:
-    its terminal reply is a result object (an error, a timeout or a closed
-    output fails)."""
-    fc_assert(call.outcome == "result", expected=f"a terminal result for search/code "
+def judge_cancelled_reply(call, params: dict, what: str, method: str = "search/code",
+                          shape=SearchResult) -> None:
+    """FC-045 on a ``call`` cancelled in flight that has ended (a search/code,
+    or any ``method`` whose result reads as ``shape``): its terminal reply is
+    a result object (an error, a timeout or a closed output fails)."""
+    fc_assert(call.outcome == "result", expected=f"a terminal result for {method} "
               f"{show(params)} after the cancel",
               got=f"{call.outcome}: {call.error}" if call.error else str(call.outcome),
               why="a cancelled request still ends with a normal reply (cancel is "
               "advisory)")
-    read_reply(call.value, SearchResult, f"{what}, cancelled,", None)
+    read_reply(call.value, shape, f"{what}, cancelled,", None)
+
+
+def judge_served_after_cancel(what: str, err) -> None:
+    """FC-045 on a request sent after a cancel (``err``: its error reply, or
+    None): it is answered with a result."""
+    fc_assert(err is None, expected=f"a result for {what} after the cancels",
+              got=f"an error: {err.message}" if err else "",
+              why="a cancel must not break later requests")
 
 
 def refuses_path_queries(adapter, partial: bool) -> bool:

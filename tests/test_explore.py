@@ -111,9 +111,10 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
     assert D.write(drawn, second) == ids, "the same draw gives the same commit ids"
     assert _files(first) == _files(second)
     assert json.loads((first / "FAULTS.json").read_text()) == drawn.faults_json()
-    assert not {name for name, _, _ in drawn.faults} & {r.name for r in drawn.repos}
-    assert sorted(p.name for p in first.iterdir() if p.is_dir()) == sorted(r.name for r in drawn.repos)
-    for repo in drawn.repos:
+    assert not {name for name, _, _ in drawn.faults} & {r.name for r in drawn.listed()}
+    assert sorted(p.name for p in first.iterdir() if p.is_dir()) == sorted(r.name for r in
+                                                                          drawn.listed())
+    for repo in drawn.listed():
         served = {p: d for p, d in _files(first / repo.name).items()}
         assert served == dict(repo.files), f"{repo.name} holds what ref null serves"
         assert any("/" not in p for p, _ in repo.files) or not repo.files, \
@@ -161,15 +162,20 @@ def test_the_rare_shapes_are_written_byte_for_byte_the_same(tmp_path):
 
 
 def test_the_strategy_draws_the_hostile_shapes():
-    """Over a few draws: names needing URL escaping, NFD names, a page-sized
-    fan-out and one of a thousand, a git default branch other than main, a
-    term after a \\r or a form feed, a name of 250 to 255 bytes with
+    """Over a few draws: names needing URL escaping, NFD names, repository
+    names needing URL escaping, a page-sized fan-out and one of a thousand, a
+    listing past a page of repositories, a git default branch other than
+    main, a term after a \\r or a form feed, a name of 250 to 255 bytes with
     multi-byte characters, a deep path, a blob above 1 MiB, an empty plain
     directory, a git repository with no commit and a FAULTS.json entry."""
     seen = set()
 
     def look(drawn):
+        if len(drawn.listed()) in (21, 101):
+            seen.add("listing past a page")
         for repo in drawn.repos:
+            if any(c in repo.name for c in " #%") or D.nfc_differs(repo.name):
+                seen.add("hostile repository name")
             for path, data in repo.files:
                 if any(c in path for c in " #?%"):
                     seen.add("url-hostile name")
@@ -201,7 +207,7 @@ def test_the_strategy_draws_the_hostile_shapes():
     want = {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
             "term after a CR or form feed", "fan-out of a thousand", "long multi-byte name",
             "deep path", "blob above 1 MiB", "empty directory", "empty git repository",
-            "fault repository"}
+            "fault repository", "hostile repository name", "listing past a page"}
     for n in SHAPE_SEEDS:     # the rare shapes: a second seed's draws where the first lacks one
         seed(n)(settings(max_examples=SHAPE_EXAMPLES, deadline=None, database=None,
                          suppress_health_check=list(HealthCheck))(given(repo_sets())(look)))()
@@ -264,7 +270,9 @@ def test_explore_finds_attributes_and_shrinks_each_explore_mutant(runs, switch):
     assert evidence["program"], "the shrunk program is shown"
     assert "reproduce: " in run["stdout"] and "--explore --seed" in rep["explore"]["reproduce"]
     assert evidence["replay"] in run["stdout"] and "--replay" in evidence["replay"]
-    kept = sum("/fan/" not in f"/{p}" for p in evidence["files"])   # a fan-out is one shape
+    # a fan-out (of a directory's files, or of filler repositories) is one shape
+    kept = sum("/fan/" not in f"/{p}" and not p.startswith(D.FILLER_PREFIX)
+               for p in evidence["files"])
     print(f"{switch}: {owner} at example {rep['explore']['first_failure_example']}, shrunk to "
           f"{len(evidence['program'])} requests on {len(evidence['files'])} files")
     assert kept <= HANDFUL, f"shrunk to {len(evidence['files'])} files: {evidence['files']}"

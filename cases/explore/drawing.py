@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, LONG_NAME_BYTES, NAME_MAX,
-                           PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD, TERM_LETTERS,
-                           DrawnRepo, DrawnSet, History, big_bytes, plain_text)
+import unicodedata
+
+from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, FILLER_PREFIX,
+                           LONG_NAME_BYTES, NAME_MAX, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES,
+                           TERM_HEAD, TERM_LETTERS, DrawnRepo, DrawnSet, History, big_bytes,
+                           fillers, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
@@ -25,13 +28,17 @@ _WIDE = ("é", "日本", "u\u0308", "ü")  # the multi-byte characters a long na
 DEEP = (12, 30)                      # directories above a deep path's file
 REPO_NAMES = ("r", "s", "t", "lib", "tools", "w")
 RARE = 5                             # a rare shape: one draw in RARE (0..RARE-1 hits at the last)
+# the org sizes fillers bring a listing to (a thousand repositories would cost too much)
+LISTING_SIZES = tuple(n for n in PAGE_FANOUTS if n <= BIG_FANOUT)
 
 
 def repo_sets(*, max_repos: int = 3):
     """The hypothesis strategy of a DrawnSet: one to ``max_repos``
-    repositories (the first plain, a git one among them when drawn), a
-    directory with a page-straddling fan-out now and then, and one to three
-    search terms planted in plain-text files."""
+    repositories (the first plain, a git one among them when drawn; names
+    plain or hostile), a directory with a page-straddling fan-out now and
+    then, mostly filler repositories that bring the listing to a page size
+    (none where shrinking lands), and one to three search terms planted in
+    plain-text files."""
     def ok_name(name: str) -> bool:
         return (name not in ("", ".", "..") and name not in SKIPPED_NAMES
                 and "z" not in name.lower() and len(name.encode("utf-8")) <= NAME_MAX)
@@ -48,7 +55,14 @@ def repo_sets(*, max_repos: int = 3):
         """A name: now and then one at the file system's limit (long_segment)."""
         return draw(long_segment()) if draw(rarely()) else draw(short)
 
-    repo_name = st.sampled_from(REPO_NAMES)
+    # A repository is a top-level directory named as the adapter contract
+    # serves it (<org>/<name>): hostile pieces too, but no leading '.' (a
+    # hidden directory is no repository) and no filler's name.
+    repo_name = st.one_of(
+        st.sampled_from(REPO_NAMES),
+        st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING[:3]),
+                  st.lists(piece, min_size=1, max_size=3))
+        .filter(lambda n: ok_name(n) and not n.startswith(FILLER_PREFIX)))
 
     @st.composite
     def long_segment(draw) -> str:
@@ -165,7 +179,9 @@ def repo_sets(*, max_repos: int = 3):
     @st.composite
     def sets(draw) -> DrawnSet:
         n = draw(st.integers(1, max_repos))
-        names = draw(st.lists(repo_name, min_size=n, max_size=n, unique=True))
+        # unique as a normalizing, case-folding file system would keep them apart
+        names = draw(st.lists(repo_name, min_size=n, max_size=n,
+                              unique_by=lambda m: unicodedata.normalize("NFC", m).casefold()))
         git_at = draw(st.integers(0, n - 1)) if draw(st.booleans()) else -1   # a git one (shrinks away)
         repos = {name: dict(draw(file_set(need_root_file=True))) for name in names}
         terms = []
@@ -186,17 +202,26 @@ def repo_sets(*, max_repos: int = 3):
             files = tuple(sorted(repos[name].items()))
             hist = draw(history(files)) if i == git_at else None
             out.append(DrawnRepo(name, files, hist))
-        if draw(rarely()):                                # an empty repository
-            name = draw(st.sampled_from([n for n in REPO_NAMES if n not in names]))
+
+        def folded(name: str) -> str:
+            return unicodedata.normalize("NFC", name).casefold()
+
+        def unused() -> list[str]:
+            taken = {folded(r.name) for r in out}
+            return [m for m in REPO_NAMES if folded(m) not in taken]
+
+        if draw(rarely()) and unused():                   # an empty repository
+            name = draw(st.sampled_from(unused()))
             hist = None
             if draw(st.booleans()):                       # git init's: no commit, HEAD unborn
                 hist = History(draw(st.sampled_from(DEFAULT_BRANCHES)), (), "", 0, (), 0, 0)
             out.append(DrawnRepo(name, (), hist))
         faults = ()
-        if draw(rarely()):                                # a repository standing for a failure
-            name = draw(st.sampled_from([n for n in REPO_NAMES
-                                         if n not in {r.name for r in out}]))
+        if draw(rarely()) and unused():                   # a repository standing for a failure
+            name = draw(st.sampled_from(unused()))
             faults = ((name, *draw(st.sampled_from(FAULT_KINDS))),)
-        return DrawnSet(tuple(out), tuple(terms), faults)
+        # most draws list the org around a page size; none is where shrinking lands
+        fill = fillers(draw(st.sampled_from((0,) + LISTING_SIZES)), len(out))
+        return DrawnSet(tuple(out), tuple(terms), faults=faults, fillers=fill)
 
     return sets()

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from cases import registry
 
 COVERAGE = registry.owner_of("coverage is")
+TREE = registry.owner_of("tree replies are")
 TYPING = registry.owner_of("entry shas are")
 CUT = registry.owner_of("walks cut without truncated: true are")
 BLOB = registry.owner_of("blob replies are")
@@ -62,6 +63,9 @@ CLONE_URL = registry.owner_of("clone URLs are")
 FAULT = {"auth": registry.owner_of("credential faults are"),
          "rate_limited": registry.owner_of("throttling faults are"),
          "provider": registry.owner_of("backend failure faults are")}
+SEARCH_REPOS = registry.owner_of("listed repository ids are")
+ORG_REPOS = registry.owner_of("org/repos entries are")
+ORG_URL = registry.owner_of("org URLs are")
 
 URL_HOSTILE = " #?%"     # what a path must not carry raw into a URL (RFC 3986)
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")

@@ -6,8 +6,9 @@ folder and starts the adapter on it the way the harness does (wire/: own
 process group, the contract's argv and environment, a host's initialize).
 Its rules send what the host sends, at drawn repositories, refs, paths and
 terms: repo/tree, repo/blob of listed ids, search/code one-shot and
-streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/web_url, a
-kill (the next request respawns) and a respawn. Every reply is judged
+streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/web_url,
+the listings (search/repos, org/repos, org/url), requests cancelled in
+flight, a kill (the next request respawns) and a respawn. Every reply is judged
 (cases/explore/judges.py) against the drawn bytes and git, and every frame
 by the protocol monitor; the first violation ends the example by raising
 ``Found``, one subclass per owning case (so hypothesis shrinks each owner's
@@ -23,6 +24,7 @@ the expectations it computes for its reply.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +33,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from cases.harness.fixture_view import FixtureView
 from cases.judges import monitoring
 from cases.kit.commit_ids import git_commit_of
 from cases.explore import judges as J
@@ -39,8 +42,8 @@ from cases.kit.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
-from wire.messages import (Blame, Blob, BlobAt, CloneUrl, InitializeResult, Log, Refs, SearchResult, Tree, WebUrl,
-                           read)
+from wire.messages import (Blame, Blob, BlobAt, CloneUrl, InitializeResult, Log, OrgRepos, Refs,
+                           SearchRepos, SearchResult, Tree, WebUrl, read)
 from wire.monitor import Monitor
 from wire.transport import Provider
 
@@ -50,6 +53,11 @@ LIMITS = (500, 1, 2, EXACT)     # the host's search budget, and budgets a drawn 
 SEARCH_MODES = ("one-shot", "streamed", "partial false")
 IN_FLIGHT = (2, 9, 12)          # requests written together: a pair, and past FC-120's eight
 LOG_LIMITS = (None, 1, 2)
+LISTINGS = ("org/repos", "search/repos", "org/url")
+REPO_QUERIES = ("name", "part", "upper", "empty")   # what the pick popup sends as the user types
+# A repository a repo: qualifier can name: the query grammar (§3.13) has no
+# quoting for an id holding a blank or a quote, so a hostile name is searched unscoped.
+SCOPABLE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*")
 
 
 class Found(Exception):
@@ -141,6 +149,8 @@ class Explore(RuleBasedStateMachine):
         home.mkdir()
         self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name))
                     for r in drawn.repos if r.is_git}
+        # the drawn set as the listing cases' judges read a fixture (repo ids, walks)
+        self.view = FixtureView(self.fx, ctx.settings.org, False, None, home)
         cache = self.tmp / "cache-explore" / "rootle" / "providers" / CACHE_PROVIDER
         cache.mkdir(parents=True)
         s = ctx.settings
@@ -300,6 +310,13 @@ class Explore(RuleBasedStateMachine):
             if v is not None:
                 self.raise_(v)
         elif got is not None and got != data:
+            drawn = next(r for r in self.drawn.repos if self.rid(r.name) == repo)
+            other = [ref for ref in self.refs_of(drawn)
+                     if self.files_at(drawn, ref).get(path) == got]
+            if other:   # the blob is right for its id: the tree listed another revision's
+                self.fail(J.TREE, f"the tree listed for {path!r} the id of its content at "
+                          f"ref {other[0]!r}", f"the id of its {len(data)} bytes there",
+                          f"an id of {len(got)} bytes {got[:40]!r}")
             self.fail(J.BLOB, f"repo/blob of the id listed for {path!r}", f"its {len(data)} bytes "
                       f"{data[:40]!r}", f"{len(got)} bytes {got[:40]!r}")
 
@@ -318,7 +335,7 @@ class Explore(RuleBasedStateMachine):
         term, planted = _pick(self.drawn.terms, t)
         want = {(self.rid(n), p) for n, p in planted}
         q = term
-        if scoped:
+        if scoped and SCOPABLE.fullmatch(planted[0][0]):
             name = planted[0][0]
             q = f"repo:{self.rid(name)} {term}"
             want = {(self.rid(n), p) for n, p in planted if n == name}
@@ -359,6 +376,7 @@ class Explore(RuleBasedStateMachine):
         from cases.kit.replies import stream_read_s
         from cases.test_streaming import judge_cancelled_reply
         term, planted = _pick(self.drawn.terms, t)
+        scoped = scoped and SCOPABLE.fullmatch(planted[0][0])
         q = f"repo:{self.rid(planted[0][0])} {term}" if scoped else term
         params = {"q": q, "limit": 500, **({"partial": True} if streamed else {})}
         what = f"search/code {q!r}" + (" (streamed)" if streamed else " (one-shot)")
@@ -596,13 +614,14 @@ class Explore(RuleBasedStateMachine):
             self.fail(owner, f"{what} must answer an error", "an error reply",
                       f"a result {_show(result)[:200]}")
 
-    @rule(crash=st.booleans())
-    def restart(self, crash):
-        """A crash (the next request respawns the adapter) or a respawn now."""
-        if crash:
-            self.step("kill (the next request respawns the adapter)")
-            self.p.kill()
-            return
+    # -- listings and cancels -------------------------------------------------
+
+    def own_ids(self) -> set[str]:
+        """The ids of every drawn repository (their trees are FC-020's)."""
+        return {self.rid(r.name) for r in self.drawn.listed()}
+
+    def fresh(self) -> None:
+        """A respawn, so the next request is a fresh process's first."""
         self.step("respawn")
         try:
             self.p.respawn()
@@ -610,6 +629,134 @@ class Explore(RuleBasedStateMachine):
             self.fail(J.RESPAWN, "respawn", "a restarted, initialized adapter",
                       f"{getattr(exc, 'message', None) or exc}")
         self.monitor()
+
+    @rule(first=st.sampled_from(LISTINGS), r=PICK, how=st.sampled_from(REPO_QUERIES),
+          fresh=st.booleans())
+    def listing(self, first, r, how, fresh):
+        """The listings the host sends, ``first`` of them now and then as a
+        fresh process's first request: search/repos (of a drawn name, part
+        of it, its upper case or nothing) and, with the orgs capability,
+        org/repos and org/url of the org."""
+        asks = [m for m in LISTINGS if m == "search/repos" or self.cap("orgs")]
+        asks.sort(key=lambda m: m != first)
+        if fresh:
+            self.fresh()
+        for method in asks:
+            if method == "org/repos":
+                self.repos_of_org()
+            elif method == "org/url":
+                self.url_of_org()
+            else:
+                self.search_repos(r, how)
+
+    def repos_of_org(self):
+        """org/repos of the org, judged by FC-111's own judge: names relative
+        to the org, every drawn repository listed (the fillers that bring
+        the listing to a page size too), and <org>/<name> of each other name
+        accepted back (a drawn repository is served by the contract: its
+        tree and clone URL are their own cases', judged by their own rules)."""
+        from cases.test_listings import LISTED_BACK, judge_org_names, org_entry_names
+        params = {"org": self.ctx.settings.org}
+        result, _ = self.ask("org/repos", params, J.ORG_REPOS)
+        reading = read(result, OrgRepos)
+        if reading.model is None:
+            return                                 # the shape is the monitor's
+        names, problems = org_entry_names(reading, result)
+        if problems:
+            return                                 # entries that are not names: the monitor's
+        drawn = {r.name for r in self.drawn.listed()}
+        ask = [n for n in names if n not in drawn]
+        self.ctx.requests += 2 * min(len(ask), LISTED_BACK)
+        v = J.by_case(J.ORG_REPOS, judge_org_names, self.p, self.view, f"org/repos {_show(params)}",
+                      names, drawn, own=self.own_ids(), ask=ask)
+        self.monitor()
+        if v is not None:
+            self.raise_(v)
+
+    def search_repos(self, r, how):
+        """search/repos (matching is the adapter's, RULINGS "Search": what is
+        found is not judged), judged by FC-110's own judge: every id listed
+        is <org>/<name>, and accepted back when it is not a drawn
+        repository's (those are served by the contract, judged by their own
+        rules)."""
+        from cases.test_listings import LISTED_BACK, judge_listed_ids
+        from wire.messages import RepoItem
+        name = _pick(self.drawn.repos, r).name
+        query = {"name": name, "part": name[1:] or name, "upper": name.upper(), "empty": ""}[how]
+        params = {"query": query}
+        result, _ = self.ask("search/repos", params, J.SEARCH_REPOS)
+        model = read(result, SearchRepos).model
+        if model is None:
+            return
+        ids = list(dict.fromkeys(i.full_name for i in model.items
+                                 if isinstance(i, RepoItem) and isinstance(i.full_name, str)))
+        own = self.own_ids()
+        ask = [i for i in ids if i not in own]
+        self.ctx.requests += 2 * min(len(ask), LISTED_BACK)
+        v = J.by_case(J.SEARCH_REPOS, judge_listed_ids, self.p, self.view, ids, own=own, ask=ask)
+        self.monitor()
+        if v is not None:
+            self.raise_(J.Violation(v.case_id, f"search/repos {_show(params)}: {v.why}",
+                                    v.expected, v.got))
+
+    def url_of_org(self):
+        """org/url of the org (FC-115's judge: a non-empty string url)."""
+        from cases.test_listings import judge_org_url
+        params = {"org": self.ctx.settings.org}
+        result, _ = self.ask("org/url", params, J.ORG_URL)
+        v = J.by_case(J.ORG_URL, judge_org_url, f"org/url {_show(params)}", result)
+        if v is not None:
+            self.raise_(v)
+
+    @rule(m=PICK, i=PICK)
+    def cancel_other(self, m, i):
+        """A repo/tree, repo/log or repo/blob with its $/cancelRequest in the
+        same write, judged by FC-045's own judges: answered first without a
+        cancel (an error then is the method's owner's), the cancelled one
+        ends with a result of the method's shape (a cancel is advisory: no
+        error), and the same request sent after it is answered."""
+        from cases.test_streaming import judge_cancelled_reply, judge_served_after_cancel
+        # an empty repository may be refused (FIXTURES.md "Drawn sets"): not asked here
+        filled = [x for x in self.drawn.repos if x.files]
+        asks = [("repo/tree", J.COVERAGE, Tree,
+                 {"repo": self.rid(_pick(filled, i).name), "ref": None})] if filled else []
+        if self.listed:
+            repo, _, sha, _ = _pick(self.listed, i)
+            asks.append(("repo/blob", J.BLOB, Blob, {"repo": repo, "sha": sha}))
+        gits = [x for x in self.drawn.repos if x.is_git and not x.history.empty]
+        if gits and self.cap("log"):
+            asks.append(("repo/log", J.LOG, Log, {"repo": self.rid(_pick(gits, i).name),
+                                                  "path": None, "ref": None, "limit": None}))
+        if not asks:
+            return
+        method, owner, shape, params = _pick(asks, m)
+        what = f"{method} {_show(params)}"
+        self.ask(method, params, owner)
+        self.step(f"{what} cancelled at once")
+        call = self.p.call(method, params, cancel_at_once=True)
+        call.wait()
+        self.monitor()
+        v = J.by_case(J.CANCELLED, judge_cancelled_reply, call, params, what, method, shape)
+        if v is None:
+            self.step(f"{what} after the cancel")
+            try:
+                self.p.request(method, params)
+                err = None
+            except ProviderError as exc:
+                err = exc
+            self.monitor()
+            v = J.by_case(J.CANCELLED, judge_served_after_cancel, what, err)
+        if v is not None:
+            self.raise_(v)
+
+    @rule(crash=st.booleans())
+    def restart(self, crash):
+        """A crash (the next request respawns the adapter) or a respawn now."""
+        if crash:
+            self.step("kill (the next request respawns the adapter)")
+            self.p.kill()
+            return
+        self.fresh()
 
 
 def _pick(items, i: int):

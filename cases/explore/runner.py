@@ -55,7 +55,7 @@ EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 JUDGED = tuple(sorted({J.COVERAGE, J.TYPING, J.CUT, J.BLOB, J.BIG_BLOB, J.SAME_ID, J.SHARED_ID,
                        J.RESPAWN_ID, J.LINE, J.ONE_SHOT, J.STREAMED, J.REFS, J.LOG, J.LOG_CUT,
                        J.BLOB_AT, J.WEB_URL, J.RESPAWN, J.IN_FLIGHT, J.CANCELLED, J.BLAME,
-                       J.CLONE_URL, *J.FAULT.values()}))
+                       J.CLONE_URL, J.SEARCH_REPOS, J.ORG_REPOS, J.ORG_URL, *J.FAULT.values()}))
 
 
 @dataclass
@@ -244,7 +244,7 @@ def write_evidence(found: Failure, folder: Path) -> dict:
     (folder / "drawn.json").write_text(json.dumps(found.drawn.describe(), ensure_ascii=False,
                                                   indent=1) + "\n", encoding="utf-8")
     return {"drawn": str(target), "transcript": str(transcript), "program_file": str(program),
-            "files": [f"{r.name}/{p}" for r in found.drawn.repos for p, _ in r.files]}
+            "files": [f"{r.name}/{p}" for r in found.drawn.listed() for p, _ in r.files]}
 
 
 def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, folder) -> str:
@@ -255,7 +255,7 @@ def summary(ctx: Context, found: Failure | None, evidence, seed, took, command, 
     v = found.violation
     files, size = found.drawn.size()
     lines = [f"{head}: FAILED", "", v.sentence(), "",
-             f"shrunk program ({len(found.program)} requests, on {len(found.drawn.repos)} "
+             f"shrunk program ({len(found.program)} requests, on {len(found.drawn.listed())} "
              f"repositories, {files} files, {size} bytes):"]
     lines += [f"  {i + 1}. {s}" for i, s in enumerate(found.program)]
     lines += ["", f"the drawn repositories: {evidence['drawn']} (what each holds: "

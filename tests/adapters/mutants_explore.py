@@ -341,6 +341,58 @@ class BlameUnterminatedLastLine(ResultEdit):
             ranges.pop()
 
 
+@explore("org-repos-last-page-dropped", "FC-111",
+         "§3.2: org/repos lists the org's repositories (the adapter aggregates the backend's "
+         "pages)")
+class OrgReposLastPageDropped(ResultEdit):
+    """org/repos drops the backend's last page when it holds one repository (an org of 21,
+    41, ... repositories loses its last one).
+
+    Hides on: the canonical fixture, whose org holds fewer than 21 repositories."""
+
+    method = "org/repos"
+
+    def edit(self, proxy, req, result):
+        repos = result.get("repos")
+        if isinstance(repos, list) and len(repos) > PAGE and len(repos) % PAGE == 1:
+            repos.pop()
+
+
+@explore("search-repos-escaped", "FC-110",
+         "§1.1: an adapter accepts back every repository id it emitted")
+class SearchReposEscaped(ResultEdit):
+    """search/repos lists each repository's name percent-escaped as in a backend's URL path
+    (<org>/a%20b for the directory 'a b'), an id the adapter then does not accept back.
+
+    Hides on: the canonical fixture, whose repository names need no escaping."""
+
+    method = "search/repos"
+
+    def edit(self, proxy, req, result):
+        import urllib.parse
+        for item in result.get("items") or []:
+            name = item.get("full_name") if isinstance(item, dict) else None
+            if isinstance(name, str) and "/" in name:
+                org, rest = name.split("/", 1)
+                item["full_name"] = f"{org}/{urllib.parse.quote(rest, safe='')}"
+
+
+@explore("cancel-tree-error", "FC-045",
+         "§5.4: a cancelled request still ends with a normal reply")
+class CancelTreeError(Hooks):
+    """A repo/tree cancelled in flight is answered with an error (its walk's abort surfaces
+    as a failure) instead of its tree.
+
+    Hides on: the canonical cases, which cancel in-flight searches only (FC-122's cancels name
+    finished requests)."""
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method == "repo/tree" and req.cancelled:
+            return {"jsonrpc": "2.0", "id": msg.get("id"),
+                    "error": {"code": 1, "message": "walk aborted", "data": {"kind": "provider"}}}
+        return msg
+
+
 if __name__ == "__main__":
     from cases.kit.invocation import keep_bytecode
     keep_bytecode()

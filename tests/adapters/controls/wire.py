@@ -813,17 +813,18 @@ class HttpsUrls(Hooks):
         result = result_of(msg)
         if req is None or result is None:
             return msg
+        import urllib.parse
         p = req.params
+        repo = urllib.parse.quote(str(p.get("repo")))   # a name may hold a blank or a '#'
         if req.method == "repo/clone_url":
-            result["clone_url"] = f"{self.BASE}/{p.get('repo')}.git"
+            result["clone_url"] = f"{self.BASE}/{repo}.git"
         elif req.method == "org/url":
             result["url"] = f"{self.BASE}/{p.get('org')}"
         elif req.method == "repo/web_url":
-            import urllib.parse
             path = urllib.parse.quote(str(p.get("path") or ""))
             branch = urllib.parse.quote(str(p.get("branch") or "main"), safe="")
             kind = "blob" if p.get("is_file") else "tree"
-            url = f"{self.BASE}/{p.get('repo')}" + (f"/-/{kind}/{branch}/{path}" if path else "")
+            url = f"{self.BASE}/{repo}" + (f"/-/{kind}/{branch}/{path}" if path else "")
             line, end = p.get("line"), p.get("end_line")
             if p.get("is_file") and type(line) is int:
                 url += f"#L{line}" + (f"-{end}" if type(end) is int and end > line else "")
