@@ -285,6 +285,46 @@ class BlameUnterminatedLastLine(ResultEdit):
             ranges.pop()
 
 
+@explore("commit-cap-silent", "FC-103",
+         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut")
+class CommitCapSilent(ResultEdit):
+    """repo/commit of a commit touching more than 500 files lists the first 500 (a backend
+    page) and says truncated false, as if that were all.
+
+    Hides on: the canonical vcs repository, whose commits touch at most 15 files."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        if result.get("truncated") is True:
+            result["truncated"] = False
+
+
+@explore("merge-parents-by-date", "FC-101",
+         "§3.12: parents in order, the first parent first")
+class MergeParentsByDate(ResultEdit):
+    """repo/commit lists a merge's parents newest first by commit date (a backend that hands
+    the parents over as a set, sorted for display), not in the commit's order.
+
+    Hides on: the canonical vcs repository, whose one merge's first parent is its newer
+    parent."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        import subprocess
+        parents = result.get("parents")
+        if not isinstance(parents, list) or len(parents) < 2:
+            return
+        where = proxy.fixture / repo_name(req.params.get("repo"))
+        stamps = {}
+        for p in parents:
+            proc = subprocess.run(["git", "-C", str(where), "log", "-1", "--format=%ct", str(p)],
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            stamps[p] = int(proc.stdout.strip() or 0)
+        result["parents"] = sorted(parents, key=lambda p: -stamps[p])
+
+
 if __name__ == "__main__":
     from cases.kit.invocation import keep_bytecode
     keep_bytecode()
