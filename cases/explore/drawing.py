@@ -96,7 +96,7 @@ def repo_sets(*, max_repos: int = 3):
                 cur = nxt
         if not side_snaps:                                # the side branch differs from its fork
             side_snaps.append(tuple(sorted({**dict(cur), "side-only": b"side\n"}.items())))
-        if draw(st.integers(0, 2)) == 2:                  # a commit past the 500-file budget (shrinks away)
+        if draw(st.integers(0, 1)) == 1:                  # a commit past the 500-file budget (shrinks away)
             n = draw(st.sampled_from(WIDE_COMMITS))
             wide = {f"{WIDE_FOLDER}/w{i:03d}.txt": WIDE_BYTES for i in range(n)}
             side_snaps.append(tuple(sorted({**dict(side_snaps[-1]), **wide}.items())))

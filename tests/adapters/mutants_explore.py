@@ -141,7 +141,7 @@ class NfdAsNfc(ResultEdit):
                 e["path"] = unicodedata.normalize("NFC", e["path"])
 
 
-@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch")
+@explore("default-branch-main", "FC-020", "§3.3: ref null is the default branch", examples=60)
 class DefaultBranchMain(Hooks):
     """repo/tree of a git repository at ref null walks the branch named main, whatever the
     repository's default branch is (an error where there is no main).
@@ -286,7 +286,8 @@ class BlameUnterminatedLastLine(ResultEdit):
 
 
 @explore("commit-cap-silent", "FC-103",
-         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut")
+         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut",
+         examples=60)
 class CommitCapSilent(ResultEdit):
     """repo/commit of a commit touching more than 500 files lists the first 500 (a backend
     page) and says truncated false, as if that were all.
