@@ -326,6 +326,37 @@ class MergeParentsByDate(ResultEdit):
         result["parents"] = sorted(parents, key=lambda p: -stamps[p])
 
 
+def git_quoted(path: str) -> str:
+    """``path`` as git prints it without -z (core.quotePath): in double quotes
+    with C escapes when it holds a byte above 0x7f, a control character, '"'
+    or '\\'; unchanged otherwise."""
+    data = path.encode("utf-8", "surrogateescape")
+    if not any(b >= 0x80 or b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in data):
+        return path
+    named = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f",
+             0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+    out = "".join(named.get(b) or (f"\\{b:03o}" if b >= 0x80 or b < 0x20 or b == 0x7F else chr(b))
+                  for b in data)
+    return f'"{out}"'
+
+
+@explore("commit-paths-quoted", "FC-103", "§3.12: each file's path is the path after the change")
+class CommitPathsQuoted(ResultEdit):
+    """repo/commit file paths (and previous paths) come as git prints them without -z: a name
+    with a non-ASCII character, a control character, a quote or a backslash in double quotes
+    with octal escapes ("caf\\303\\251.txt").
+
+    Hides on: the canonical vcs repository, whose changed paths are all printable ASCII."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        for f in result.get("files") or []:
+            for key in ("path", "previous_path"):
+                if isinstance(f, dict) and isinstance(f.get(key), str):
+                    f[key] = git_quoted(f[key])
+
+
 if __name__ == "__main__":
     from cases.kit.invocation import keep_bytecode
     keep_bytecode()
