@@ -133,21 +133,7 @@ def test_commit_identity(adapter, fx):
     """
     require_commit(adapter, fx)
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        judge_reply_sha(adapter, fx, what, commit.sha, sha)
-        if isinstance(result.get("parents"), list):   # parents are optional: judged when given
-            parents = commit.parents
-            ok = len(parents) == len(git.parents) and all(
-                resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
-            fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
-                      f"parent first)", got=f"parents {show(result['parents'])} for {what}",
-                      why="parents are the commit's parents in order ([] for a root commit)")
-        when = instant(commit.date)
-        if when is not None:
-            fc_assert(when in git.dates, expected=" or ".join(
-                          dict.fromkeys(d.isoformat() for d in git.dates)) + f" for {what}",
-                      got=f"date {commit.date!r}",
-                      why="date is an instant of that commit (its author or committer date)")
-
+        judge_identity(adapter, fx, what, sha, git, commit, result)
 
     # Names and the ids repo/refs lists: commit-ish a host may ask (§3.12 SHOULD
     # accept); refusing one warns, a reply names the commit git resolves it to.
@@ -161,6 +147,26 @@ def test_commit_identity(adapter, fx):
     if refused:
         warn(f"repo/commit refused the commit-ish {listing(refused)} (SHOULD accept any "
              f"commit-ish the backend resolves)")
+
+
+def judge_identity(adapter, fx, what: str, sha: str, git, commit, result) -> None:
+    """FC-101 on one reply about git's commit ``sha`` (however it was asked):
+    its sha names it, its parents (when given) are git's in order, its date
+    is one of the commit's instants."""
+    judge_reply_sha(adapter, fx, what, commit.sha, sha)
+    if isinstance(result.get("parents"), list):   # parents are optional: judged when given
+        parents = commit.parents
+        ok = len(parents) == len(git.parents) and all(
+            resolves_to(adapter, fx, p, want) for p, want in zip(parents, git.parents))
+        fc_assert(ok, expected=f"parents {[short(p) for p in git.parents]} (git's, first "
+                  f"parent first)", got=f"parents {show(result['parents'])} for {what}",
+                  why="parents are the commit's parents in order ([] for a root commit)")
+    when = instant(commit.date)
+    if when is not None:
+        fc_assert(when in git.dates, expected=" or ".join(
+                      dict.fromkeys(d.isoformat() for d in git.dates)) + f" for {what}",
+                  got=f"date {commit.date!r}",
+                  why="date is an instant of that commit (its author or committer date)")
 
 
 def commit_ish(adapter, fx) -> dict[str, tuple[str, str]]:
@@ -199,21 +205,25 @@ def test_commit_message(adapter, fx):
     require_commit(adapter, fx)
     bodies = 0
     for sha, what, git, commit, _ in each_commit(adapter, fx):
-        message = commit.message
-        if not isinstance(message, str):
-            continue   # FC-100's
-        bodies += "\n" in git.message
-        if message == git.message:
-            continue
-        if message.rstrip("\n") == git.message:
-            why = "the message carries a trailing newline"
-        elif message == git.subject and git.subject != git.message:
-            why = "the message is the subject only: the body is missing"
-        else:
-            why = "the message is the commit's complete message"
-        fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
-                  why=f"{what}: {why}")
+        bodies += isinstance(commit.message, str) and "\n" in git.message
+        judge_message(what, git, commit)
     need(bodies, "no commit with a body was answered", owner("commit replies are"))
+
+
+def judge_message(what: str, git, commit) -> None:
+    """FC-102 on one reply: the message is git's complete message, subject and
+    body, without the terminating newline."""
+    message = commit.message
+    if not isinstance(message, str) or message == git.message:
+        return   # not a string: FC-100's
+    if message.rstrip("\n") == git.message:
+        why = "the message carries a trailing newline"
+    elif message == git.subject and git.subject != git.message:
+        why = "the message is the subject only: the body is missing"
+    else:
+        why = "the message is the commit's complete message"
+    fc_assert(False, expected=show(git.message, 120), got=show(message, 120),
+              why=f"{what}: {why}")
 
 
 @case("FC-103")
@@ -238,43 +248,65 @@ def test_first_parent_changes(adapter, fx):
     require_commit(adapter, fx)
     wrong_patches, malformed, judged = [], [], 0
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        by_path, _ = files_of(commit, sha, result, git)
-        for f in need_files(commit, sha, result):
-            if not isinstance(f.patch, str):
-                continue   # absent: unavailable (§3.12)
-            if patch_problem(f.patch):   # not well-formed hunks: left out
-                malformed.append(f"{what} {f.path}")
-                continue
-            problem = patch_content_problem(fx, git, f)
-            if problem:
-                wrong_patches.append(f"{what} {f.path} ({f.status}): {problem}")
-        want = {c.path: c.status for c in git.changes}
-        got = set(by_path)
+        wrong_patches += judge_first_parent(fx, what, sha, git, commit, result, malformed)
         judged += 1
-        kind = ("the root commit, against the empty tree" if not git.parents else
-                "a merge, against its first parent" if len(git.parents) > 1 else "a commit")
-        if commit.truncated is True:
-            fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
-                      got=f"also {listing(got - set(want))}",
-                      why=f"{what} ({kind}): files are the first-parent diff")
-        else:
-            fc_assert(got == set(want), expected=f"git's changed paths {listing(want)}",
-                      got=f"missing {listing(set(want) - got) or 'none'}; extra "
-                      f"{listing(got - set(want)) or 'none'}",
-                      why=f"{what} ({kind}): files are the first-parent diff")
-        wrong = [f"{p}: {by_path[p].status!r} (git: {want[p]})" for p in sorted(got)
-                 if p in want and by_path[p].status in COMMIT_STATUSES
-                 and by_path[p].status != want[p]]
-        fc_assert(not wrong, expected="git's status for every changed path",
-                  got=listing(wrong, 3), why=f"{what} ({kind}): each file's status is "
-                  f"the change git sees")
+    judge_patches(fx, wrong_patches)
+    need(judged, f"patches that are not well-formed hunks were left out: "
+         f"{listing(malformed, 3)}", owner("patch formats are"))
+
+
+def judge_first_parent(fx, what: str, sha: str, git, commit, result,
+                       malformed: list | None = None) -> list[str]:
+    """FC-103 on one reply: its files are git's first-parent change list (a
+    subset when truncated is true) with git's statuses. Returns its patches
+    that are not that change (``judge_patches`` judges them); a patch that is
+    not well-formed hunks is left out (added to ``malformed``)."""
+    by_path, _ = files_of(commit, sha, result, git)
+    wrong_patches = []
+    for f in need_files(commit, sha, result):
+        if not isinstance(f.patch, str):
+            continue   # absent: unavailable (§3.12)
+        if patch_problem(f.patch):   # not well-formed hunks: left out
+            if malformed is not None:
+                malformed.append(f"{what} {f.path}")
+            continue
+        problem = patch_content_problem(fx, git, f)
+        if problem:
+            wrong_patches.append(f"{what} {f.path} ({f.status}): {problem}")
+    want = {c.path: c.status for c in git.changes}
+    got = set(by_path)
+    kind = ("the root commit, against the empty tree" if not git.parents else
+            "a merge, against its first parent" if len(git.parents) > 1 else "a commit")
+    if commit.truncated is True:
+        fc_assert(got <= set(want), expected=f"a subset of git's {len(want)} changed paths",
+                  got=f"also {listing(got - set(want))}",
+                  why=f"{what} ({kind}): files are the first-parent diff")
+    else:
+        fc_assert(got == set(want), expected=f"git's changed paths {listing(want)}",
+                  got=f"missing {listing(set(want) - got) or 'none'}; extra "
+                  f"{listing(got - set(want)) or 'none'}",
+                  why=f"{what} ({kind}): files are the first-parent diff")
+    wrong = [f"{p}: {by_path[p].status!r} (git: {want[p]})" for p in sorted(got)
+             if p in want and by_path[p].status in COMMIT_STATUSES
+             and by_path[p].status != want[p]]
+    fc_assert(not wrong, expected="git's status for every changed path",
+              got=listing(wrong, 3), why=f"{what} ({kind}): each file's status is "
+              f"the change git sees")
+    return wrong_patches
+
+
+def judge_patches(fx, wrong_patches: list[str]) -> None:
+    """FC-103's verdict on the patches ``judge_first_parent`` found wrong."""
     fc_assert(not wrong_patches, expected="each patch applied to the first parent's text of "
               "its path gives the commit's text of it (repo/commit of every commit of "
               f"{fx.repo(VCS)}, by {{repo, sha}})", got=listing(wrong_patches, 3),
               why="each file's patch is its first-parent change (a patch of another commit, "
               "or one computed child -> parent, shows another change)")
-    need(judged, f"patches that are not well-formed hunks were left out: "
-         f"{listing(malformed, 3)}", owner("patch formats are"))
+
+
+def judge_first_parent_patches(fx, what: str, sha: str, git, commit, result) -> None:
+    """FC-103 on one reply, its patches included."""
+    judge_patches(fx, judge_first_parent(fx, what, sha, git, commit, result))
 
 
 @case("FC-104")
@@ -288,28 +320,38 @@ def test_statuses(adapter, fx):
     require_commit(adapter, fx)
     renamed, unknown = 0, []
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        by_path, folded = files_of(commit, sha, result, git)
-        for path, f in sorted(by_path.items()):
-            status = f.status
-            if isinstance(status, str) and status not in COMMIT_STATUSES:
-                unknown.append(f"{what} {path}: {status!r}")
-            if status != "renamed" or path in folded:
-                continue
-            renamed += 1
-            change = git.change_of(path)
-            prev = f.previous_path
-            want = change.previous_path if change is not None else None
-            fc_assert(isinstance(prev, str) and (want is None or prev == want),
-                      expected=f"previous_path {show(want) if want else 'a string'}",
-                      got=f"previous_path {show(prev)}" if prev is not None
-                      else "no previous_path",
-                      why=f"{what} {path}: a renamed file carries previous_path")
+        renamed += judge_renames(what, sha, git, commit, result, unknown)
     if unknown:
         warn(f"{len(unknown)} file(s) with a status other than {', '.join(COMMIT_STATUSES)} "
              f"(the host reads it as modified): {listing(unknown, 3)}")
     need(renamed or not any(c.letter == "R" for s in git_all_commits(fx)
                             for c in git_commit(fx, s).changes),
          f"no commit listed {VCS_RENAMED[1]} as renamed", None)
+
+
+def judge_renames(what: str, sha: str, git, commit, result, unknown: list | None = None
+                  ) -> int:
+    """FC-104 on one reply: every renamed file carries previous_path, the path
+    git renamed it from. Returns how many renamed files it judged; a status
+    that is none of the four words is added to ``unknown`` (a warning)."""
+    renamed = 0
+    by_path, folded = files_of(commit, sha, result, git)
+    for path, f in sorted(by_path.items()):
+        status = f.status
+        if isinstance(status, str) and status not in COMMIT_STATUSES and unknown is not None:
+            unknown.append(f"{what} {path}: {status!r}")
+        if status != "renamed" or path in folded:
+            continue
+        renamed += 1
+        change = git.change_of(path)
+        prev = f.previous_path
+        want = change.previous_path if change is not None else None
+        fc_assert(isinstance(prev, str) and (want is None or prev == want),
+                  expected=f"previous_path {show(want) if want else 'a string'}",
+                  got=f"previous_path {show(prev)}" if prev is not None
+                  else "no previous_path",
+                  why=f"{what} {path}: a renamed file carries previous_path")
+    return renamed
 
 
 @case("FC-105")
@@ -324,17 +366,37 @@ def test_patch_format(adapter, fx):
     require_commit(adapter, fx)
     problems, seen = [], 0
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        for f in need_files(commit, sha, result):
-            patch = f.patch
-            if not isinstance(patch, str) or patch == "":
-                continue
-            seen += 1
-            problem = patch_problem(patch)
-            if problem:
-                problems.append(f"{what} {f.path}: {problem}")
+        seen += patch_format_problems(what, sha, commit, result, problems)
+    judge_patch_format(problems)
+    need(seen, "no commit of vcs carried a non-empty patch", None)
+
+
+def patch_format_problems(what: str, sha: str, commit, result, problems: list) -> int:
+    """FC-105's reading of one reply: adds each non-empty patch that is not
+    hunks only to ``problems``; returns how many non-empty patches it read."""
+    seen = 0
+    for f in need_files(commit, sha, result):
+        patch = f.patch
+        if not isinstance(patch, str) or patch == "":
+            continue
+        seen += 1
+        problem = patch_problem(patch)
+        if problem:
+            problems.append(f"{what} {f.path}: {problem}")
+    return seen
+
+
+def judge_patch_format(problems: list[str]) -> None:
+    """FC-105's verdict: no patch that is not hunks only."""
     fc_assert(not problems, expected="hunks only", got=listing(problems, 3),
               why="a patch contains only well-formed hunks")
-    need(seen, "no commit of vcs carried a non-empty patch", None)
+
+
+def judge_one_patch_format(what: str, sha: str, commit, result) -> None:
+    """FC-105 on one reply."""
+    problems: list[str] = []
+    patch_format_problems(what, sha, commit, result, problems)
+    judge_patch_format(problems)
 
 
 @case("FC-106")
@@ -349,39 +411,49 @@ def test_metadata_only_and_binary(adapter, fx):
     (counts to match).
     """
     require_commit(adapter, fx)
-    looked = set()
+    looked: set[str] = set()
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        by_path, folded = files_of(commit, sha, result, git)
-        for change in git.changes:
-            f = by_path.get(change.path)
-            if f is None or change.path in folded:
-                continue
-            patch = f.patch
-            if change.same_bytes:
-                looked.add(change.path)
-                fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
-                          got=f"patch {show(patch, 80)}",
-                          why=f"{what} {change.path}: a change that leaves the bytes "
-                          f"alone has an empty patch")
-            elif change.binary:
-                looked.add(change.path)
-                if f.binary is True:
-                    extra = [k for k in ("patch", "additions", "deletions")
-                             if getattr(f, k) is not None]
-                    if extra:
-                        warn(f"{what} {change.path}: binary true beside "
-                             f"{', '.join(extra)} (should be left out)")
-                    continue
-                # Unmarked and without a patch is legal and not warned: §3.12 makes
-                # binary true "only when the backend positively knows" (no SHOULD to
-                # mark it), and an absent patch means unavailable.
-                fc_assert(not isinstance(patch, str) or patch == "",
-                          expected="binary true and no patch",
-                          got=f"binary {show(f.binary)}, patch {show(patch, 60)}",
-                          why=f"{what} {change.path}: a binary change has no text patch")
+        judge_metadata_only(what, sha, git, commit, result, looked)
     wanted = {VCS_MODE_CHANGED, VCS_RENAMED[1], VCS_BINARY_CHANGED}
     need(wanted & looked, f"no reply listed {listing(wanted)} as git sees them",
          owner("commit files are"))
+
+
+def judge_metadata_only(what: str, sha: str, git, commit, result,
+                        looked: set | None = None) -> None:
+    """FC-106 on one reply: a change that leaves the bytes alone has patch ""
+    (or none), a binary change no text patch. Adds each path it judged to
+    ``looked``."""
+    by_path, folded = files_of(commit, sha, result, git)
+    for change in git.changes:
+        f = by_path.get(change.path)
+        if f is None or change.path in folded:
+            continue
+        patch = f.patch
+        if change.same_bytes:
+            if looked is not None:
+                looked.add(change.path)
+            fc_assert(patch in (None, ""), expected='patch "" (a metadata-only change)',
+                      got=f"patch {show(patch, 80)}",
+                      why=f"{what} {change.path}: a change that leaves the bytes "
+                      f"alone has an empty patch")
+        elif change.binary:
+            if looked is not None:
+                looked.add(change.path)
+            if f.binary is True:
+                extra = [k for k in ("patch", "additions", "deletions")
+                         if getattr(f, k) is not None]
+                if extra:
+                    warn(f"{what} {change.path}: binary true beside "
+                         f"{', '.join(extra)} (should be left out)")
+                continue
+            # Unmarked and without a patch is legal and not warned: §3.12 makes
+            # binary true "only when the backend positively knows" (no SHOULD to
+            # mark it), and an absent patch means unavailable.
+            fc_assert(not isinstance(patch, str) or patch == "",
+                      expected="binary true and no patch",
+                      got=f"binary {show(f.binary)}, patch {show(patch, 60)}",
+                      why=f"{what} {change.path}: a binary change has no text patch")
 
 
 @case("FC-107")
@@ -398,42 +470,50 @@ def test_counts(adapter, fx):
     require_commit(adapter, fx)
     judged = 0
     for sha, what, git, commit, result in each_commit(adapter, fx):
-        by_path, folded = files_of(commit, sha, result, git)
-        for path, f in sorted(by_path.items()):
-            adds, dels = f.additions, f.deletions   # None: absent (or malformed: FC-100's)
-            if adds is None and dels is None:
-                continue
-            judged += 1
-            patch = f.patch
-            change = git.change_of(path)
-            if isinstance(patch, str):
-                plus, minus = patch_counts(patch)
-                got = {k: v for k, v in (("additions", adds), ("deletions", dels))
-                       if v is not None}
-                want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
-                fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
-                          got=show(got), why=f"{what} {path}: counts match the patch")
-            elif change is not None and path not in folded:
-                unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
-                zeros = (adds in (0, None) and dels in (0, None))
-                fc_assert(not (unknown and zeros),
-                          expected="no counts (unknown)" if change.binary else
-                          f"additions {change.additions}, deletions {change.deletions}, or none",
-                          got=f"additions {show(adds)}, deletions {show(dels)}",
-                          why=f"{what} {path}: unknown counts are left out, never zero")
-                # Any line diff of the change adds and removes lines that differ
-                # by the change in the file's line count (git's numstat gives it),
-                # whatever diff algorithm chose the lines.
-                if not change.binary and isinstance(adds, int) and isinstance(dels, int) \
-                        and change.additions is not None and change.deletions is not None:
-                    delta = change.additions - change.deletions
-                    fc_assert(adds - dels == delta,
-                              expected=f"additions - deletions = {delta} (git: +{change.additions} "
-                              f"-{change.deletions})",
-                              got=f"additions {adds}, deletions {dels} (no patch given)",
-                              why=f"{what} {path}: counts are the change's lines (a zero standing "
-                                  f"in for an unknown count?)")
+        judged += judge_counts(what, sha, git, commit, result)
     need(judged, "no file of any commit carried counts", None)
+
+
+def judge_counts(what: str, sha: str, git, commit, result) -> int:
+    """FC-107 on one reply: counts beside a patch are its lines; counts never
+    stand in for unknown ones. Returns how many files carried counts."""
+    judged = 0
+    by_path, folded = files_of(commit, sha, result, git)
+    for path, f in sorted(by_path.items()):
+        adds, dels = f.additions, f.deletions   # None: absent (or malformed: FC-100's)
+        if adds is None and dels is None:
+            continue
+        judged += 1
+        patch = f.patch
+        change = git.change_of(path)
+        if isinstance(patch, str):
+            plus, minus = patch_counts(patch)
+            got = {k: v for k, v in (("additions", adds), ("deletions", dels))
+                   if v is not None}
+            want = {k: v for k, v in (("additions", plus), ("deletions", minus)) if k in got}
+            fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
+                      got=show(got), why=f"{what} {path}: counts match the patch")
+        elif change is not None and path not in folded:
+            unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
+            zeros = (adds in (0, None) and dels in (0, None))
+            fc_assert(not (unknown and zeros),
+                      expected="no counts (unknown)" if change.binary else
+                      f"additions {change.additions}, deletions {change.deletions}, or none",
+                      got=f"additions {show(adds)}, deletions {show(dels)}",
+                      why=f"{what} {path}: unknown counts are left out, never zero")
+            # Any line diff of the change adds and removes lines that differ
+            # by the change in the file's line count (git's numstat gives it),
+            # whatever diff algorithm chose the lines.
+            if not change.binary and isinstance(adds, int) and isinstance(dels, int) \
+                    and change.additions is not None and change.deletions is not None:
+                delta = change.additions - change.deletions
+                fc_assert(adds - dels == delta,
+                          expected=f"additions - deletions = {delta} (git: +{change.additions} "
+                          f"-{change.deletions})",
+                          got=f"additions {adds}, deletions {dels} (no patch given)",
+                          why=f"{what} {path}: counts are the change's lines (a zero standing "
+                              f"in for an unknown count?)")
+    return judged
 
 
 @case("FC-108")
@@ -501,10 +581,16 @@ def test_truncated_honest(adapter, fx):
             asks.append((sha, asked(fx, spelled, sha, named), git_commit(fx, sha),
                          reply.commit, reply.result))
     for sha, what, git, commit, result in asks:
-        if commit.truncated is not True:
-            continue
-        listed = set(files_of(commit, sha, result, git)[0])
-        fc_assert(listed != {c.path for c in git.changes},
-                  expected="truncated false: all of git's changed paths are listed",
-                  got=f"truncated true beside all {len(listed)} of them",
-                  why=f"{what}: truncated says the file list is incomplete")
+        judge_truncated(what, sha, git, commit, result)
+
+
+def judge_truncated(what: str, sha: str, git, commit, result) -> None:
+    """FC-109 on one reply: truncated true only beside a file list that leaves
+    some of git's first-parent changes out."""
+    if commit.truncated is not True:
+        return
+    listed = set(files_of(commit, sha, result, git)[0])
+    fc_assert(listed != {c.path for c in git.changes},
+              expected="truncated false: all of git's changed paths are listed",
+              got=f"truncated true beside all {len(listed)} of them",
+              why=f"{what}: truncated says the file list is incomplete")

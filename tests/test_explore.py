@@ -161,13 +161,41 @@ def test_the_rare_shapes_are_written_byte_for_byte_the_same(tmp_path):
         "w": {"kind": "rate_limited", "retry_after_s": 37}}
 
 
+def test_a_drawn_merge_and_wide_commit_are_what_git_holds(tmp_path):
+    """A merged history: the last default-branch commit's parents are the
+    commit before it and the side branch's tip, in that order; the wide side
+    commit adds its files in one commit; the worktree is the merge's."""
+    base = (("a", b"x\n"),)
+    wide = tuple(sorted({**dict(base), **{f"{D.WIDE_FOLDER}/w{i:03d}.txt": D.WIDE_BYTES
+                                          for i in range(501)}}.items()))
+    tip = (("a", b"x\n"), ("b", b"y\n"))
+    merged = tuple(sorted({**dict(tip), "c": b"side\n"}.items()))
+    side = (tuple(sorted({**dict(base), "c": b"side\n"}.items())),
+            tuple(sorted({**dict(wide), "c": b"side\n"}.items())))
+    history = D.History("trunk", (base, tip, merged), "main", 0, side, 0, 0, merged=True)
+    ids = D.write(D.DrawnSet((D.DrawnRepo("r", merged, history),)), tmp_path / "fx")["r"]
+    where = tmp_path / "fx" / "r"
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
+                              check=True).stdout
+
+    assert git("rev-list", "--parents", "-n1", ids["d2"]).split()[1:] == [ids["d1"], ids["s1"]]
+    assert git("rev-parse", "trunk").strip() == ids["d2"]
+    assert git("rev-parse", "main").strip() == ids["s1"]
+    added = git("diff-tree", "-r", "--name-only", "--no-commit-id", ids["s0"], ids["s1"]).split()
+    assert len(added) == 501 and all(p.startswith(D.WIDE_FOLDER + "/") for p in added)
+    assert _files(where) == dict(merged)
+
+
 def test_the_strategy_draws_the_hostile_shapes():
     """Over a few draws: names needing URL escaping, NFD names, repository
     names needing URL escaping, a page-sized fan-out and one of a thousand, a
     listing past a page of repositories, a git default branch other than
-    main, a term after a \\r or a form feed, a name of 250 to 255 bytes with
-    multi-byte characters, a deep path, a blob above 1 MiB, an empty plain
-    directory, a git repository with no commit and a FAULTS.json entry."""
+    main, a merge, a commit adding more than 500 files, a term after a \\r
+    or a form feed, a name of 250 to 255 bytes with multi-byte characters, a
+    deep path, a blob above 1 MiB, an empty plain directory, a git repository
+    with no commit and a FAULTS.json entry."""
     seen = set()
 
     def look(drawn):
@@ -196,6 +224,12 @@ def test_the_strategy_draws_the_hostile_shapes():
                 seen.add("empty git repository" if repo.is_git else "empty directory")
             if repo.is_git and repo.history.default_branch != "main":
                 seen.add("default branch not main")
+            if repo.is_git and repo.history.merged:
+                seen.add("merge")
+            if repo.is_git and any(
+                    sum(p.startswith(D.WIDE_FOLDER + "/") for p, _ in snap) > 500
+                    for snap in repo.history.side_commits):
+                seen.add("commit of more than 500 files")
         if drawn.faults:
             seen.add("fault repository")
         for term, planted in drawn.terms:
@@ -207,7 +241,8 @@ def test_the_strategy_draws_the_hostile_shapes():
     want = {"url-hostile name", "nfd name", "fan-out past 20", "default branch not main",
             "term after a CR or form feed", "fan-out of a thousand", "long multi-byte name",
             "deep path", "blob above 1 MiB", "empty directory", "empty git repository",
-            "fault repository", "hostile repository name", "listing past a page"}
+            "fault repository", "hostile repository name", "listing past a page", "merge",
+            "commit of more than 500 files"}
     for n in SHAPE_SEEDS:     # the rare shapes: a second seed's draws where the first lacks one
         seed(n)(settings(max_examples=SHAPE_EXAMPLES, deadline=None, database=None,
                          suppress_health_check=list(HealthCheck))(given(repo_sets())(look)))()

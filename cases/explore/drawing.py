@@ -2,9 +2,10 @@
 
 ``repo_sets()`` draws a ``fixture.drawn.DrawnSet`` (names, long names and deep
 paths, fan-outs around page sizes, hostile contents, blobs above 1 MiB, empty
-repositories, a git history); ``fixture.drawn.write`` turns it into bytes on
-disk. The costly shapes (a fan-out of a thousand, a big blob) are drawn rarely
-and shrink away. The fixture package stays stdlib only: what draws lives
+repositories, a git history with now and then a merge and, rarely, a commit
+of more than 500 files); ``fixture.drawn.write`` turns it into bytes on disk.
+The costly shapes (a fan-out of a thousand, a big blob, a wide commit) are
+drawn rarely and shrink away. The fixture package stays stdlib only: what draws lives
 here, beside the machine that uses it.
 """
 
@@ -16,8 +17,8 @@ import unicodedata
 
 from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, FILLER_PREFIX,
                            LONG_NAME_BYTES, NAME_MAX, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES,
-                           TERM_HEAD, TERM_LETTERS, DrawnRepo, DrawnSet, History, big_bytes,
-                           fillers, plain_text)
+                           TERM_HEAD, TERM_LETTERS, WIDE_BYTES, WIDE_COMMITS, WIDE_FOLDER,
+                           DrawnRepo, DrawnSet, History, big_bytes, fillers, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
@@ -143,9 +144,30 @@ def repo_sets(*, max_repos: int = 3):
                 cur = nxt
         if not side_snaps:                                # the side branch differs from its fork
             side_snaps.append(tuple(sorted({**dict(cur), "side-only": b"side\n"}.items())))
+        if draw(st.integers(0, 1)) == 1:                  # a commit past the 500-file budget (shrinks away)
+            n = draw(st.sampled_from(WIDE_COMMITS))
+            wide = {f"{WIDE_FOLDER}/w{i:03d}.txt": WIDE_BYTES for i in range(n)}
+            side_snaps.append(tuple(sorted({**dict(side_snaps[-1]), **wide}.items())))
         older = max(0, len(snaps) - 2)
-        return History(default, tuple(snaps), side, side_from, tuple(side_snaps),
-                       draw(st.integers(0, older)), draw(st.integers(0, older)))
+        tags = draw(st.integers(0, older)), draw(st.integers(0, older))
+        merged = draw(st.integers(0, 2)) == 2             # the side branch merged (shrinks away)
+        if merged:
+            snaps.append(_merge(snaps[-1], snaps[side_from], side_snaps[-1]))
+        return History(default, tuple(snaps), side, side_from, tuple(side_snaps), *tags, merged)
+
+    def _merge(tip: tuple, fork: tuple, side: tuple) -> tuple:
+        """A merge of the side branch into ``tip``: the files the side added
+        (not the wide commit's, none holding a term) join the tip's where no
+        path of the tip is in the way."""
+        files = dict(tip)
+        for path, data in sorted(dict(side).items()):
+            if (path in dict(fork) or path.startswith(WIDE_FOLDER + "/")
+                    or TERM_HEAD.encode() in data.lower()
+                    or any(p == path or p.startswith(path + "/") or path.startswith(p + "/")
+                           for p in files)):
+                continue
+            files[path] = data
+        return tuple(sorted(files.items()))
 
     @st.composite
     def _changed(draw, files: dict) -> tuple:
@@ -201,7 +223,7 @@ def repo_sets(*, max_repos: int = 3):
         for i, name in enumerate(names):
             files = tuple(sorted(repos[name].items()))
             hist = draw(history(files)) if i == git_at else None
-            out.append(DrawnRepo(name, files, hist))
+            out.append(DrawnRepo(name, hist.commits[-1] if hist else files, hist))
 
         def folded(name: str) -> str:
             return unicodedata.normalize("NFC", name).casefold()

@@ -6,9 +6,11 @@ folder and starts the adapter on it the way the harness does (wire/: own
 process group, the contract's argv and environment, a host's initialize).
 Its rules send what the host sends, at drawn repositories, refs, paths and
 terms: repo/tree, repo/blob of listed ids, search/code one-shot and
-streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/web_url,
-the listings (search/repos, org/repos, org/url), requests cancelled in
-flight, a kill (the next request respawns) and a respawn. Every reply is judged
+streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/blame,
+repo/commit (of any drawn commit by its id, or of a branch or tag name),
+repo/web_url, repo/clone_url, the listings (search/repos, org/repos,
+org/url), requests cancelled in flight, requests at a fault repository, a
+kill (the next request respawns) and a respawn. Every reply is judged
 (cases/explore/judges.py) against the drawn bytes and git, and every frame
 by the protocol monitor; the first violation ends the example by raising
 ``Found``, one subclass per owning case (so hypothesis shrinks each owner's
@@ -42,8 +44,8 @@ from cases.kit.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
 from wire.errors import ProviderError, SpawnError
-from wire.messages import (Blame, Blob, BlobAt, CloneUrl, InitializeResult, Log, OrgRepos, Refs,
-                           SearchRepos, SearchResult, Tree, WebUrl, read)
+from wire.messages import (Blame, Blob, BlobAt, CloneUrl, Commit, InitializeResult, Log, OrgRepos,
+                           Refs, SearchRepos, SearchResult, Tree, WebUrl, read)
 from wire.monitor import Monitor
 from wire.transport import Provider
 
@@ -116,6 +118,22 @@ class GitView:
             return None
 
 
+class CommitHost:
+    """The adapter as the commit cases' helpers ask it (cases.kit.commitfacts:
+    ``request``, ``generation``, ``caps``): asking a commit back to resolve
+    an id the adapter spelled its own way."""
+
+    def __init__(self, provider: Provider, caps):
+        self.provider, self.caps = provider, caps
+
+    def request(self, method: str, params: dict, **kw):
+        return self.provider.request(method, params, **kw)
+
+    @property
+    def generation(self) -> int:
+        return self.provider.generation
+
+
 class Explore(RuleBasedStateMachine):
     """One drawn repository set, one adapter, a drawn program of requests."""
 
@@ -168,6 +186,7 @@ class Explore(RuleBasedStateMachine):
         init = self.p.init_results[0] if self.p.init_results else {}
         self.caps = read(init, InitializeResult).model
         self.caps = self.caps.capabilities if self.caps is not None else None
+        self.host = CommitHost(self.p, self.caps)
         self.monitor()
 
     def teardown(self):
@@ -560,6 +579,65 @@ class Explore(RuleBasedStateMachine):
         self.monitor()
         if v is not None:
             self.raise_(v)
+
+    @precondition(lambda self: any(r.is_git and not r.history.empty for r in self.drawn.repos)
+                  and self.cap("commit"))
+    @rule(r=PICK, by_name=st.booleans())
+    def repo_commit(self, r, by_name):
+        """repo/commit of every drawn commit by git's full id (the root first,
+        the side branch's, a merge and a wide one among them), or of every
+        branch and tag name (a commit-ish §3.12 SHOULD accept: an error to
+        it, or to an id, is left alone as the commit cases leave it), one
+        request at a time as a host's commit view asks them."""
+        repo = _pick([x for x in self.drawn.repos if x.is_git and not x.history.empty], r)
+        h, ids = repo.history, self.commits[repo.name]
+        if by_name:
+            asks = [(h.default_branch, f"d{len(h.commits) - 1}"),
+                    (h.side_branch, f"s{len(h.side_commits) - 1}"),
+                    (D.LIGHT_TAG, f"d{h.light_tag}"), (D.ANNOTATED_TAG, f"d{h.annotated_tag}")]
+        else:
+            asks = [(ids[label], label) for label in sorted(ids, key=lambda x: (x[0], int(x[1:])))]
+        for spelled, label in asks:
+            self.judge_commit(repo, spelled, label)
+
+    def judge_commit(self, repo: D.DrawnRepo, spelled: str, label: str) -> None:
+        """One repo/commit, judged by the commit cases' own judges
+        (cases/test_commits.py: FC-101..107, FC-109) against git; the reply's
+        shape is the monitor's (FC-100)."""
+        from cases import test_commits as C
+        from cases.kit.gitfacts import git_commit
+        sha = self.commits[repo.name][label]
+        params = {"repo": self.rid(repo.name), "sha": spelled}
+        what = f"repo/commit {_show(params)} ({label}" + (f", commit {sha[:12]})"
+                                                          if spelled != sha else ")")
+        self.step(f"repo/commit {_show(params)}")
+        try:
+            result = self.p.call("repo/commit", params).result()
+        except ProviderError as exc:
+            self.monitor()
+            if exc.origin != "adapter":
+                self.fail(J.COMMIT_SHAPE, what, "a reply",
+                          f"{getattr(exc, 'message', None) or exc}")
+            return
+        self.monitor()
+        model = read(result, Commit).model
+        if model is None:
+            return                                 # the shape is the monitor's
+        g = self.git[repo.name]
+        git = git_commit(g, sha)
+        for owner, judge, args in (
+                (J.COMMIT_ID, C.judge_identity, (self.host, g, what, sha, git, model, result)),
+                (J.COMMIT_MESSAGE, C.judge_message, (what, git, model)),
+                (J.COMMIT_FILES, C.judge_first_parent_patches, (g, what, sha, git, model, result)),
+                (J.COMMIT_RENAMES, C.judge_renames, (what, sha, git, model, result)),
+                (J.COMMIT_PATCHES, C.judge_one_patch_format, (what, sha, model, result)),
+                (J.COMMIT_METADATA, C.judge_metadata_only, (what, sha, git, model, result)),
+                (J.COMMIT_COUNTS, C.judge_counts, (what, sha, git, model, result)),
+                (J.COMMIT_CUT, C.judge_truncated, (what, sha, git, model, result))):
+            v = J.by_case(owner, judge, *args)
+            self.monitor()
+            if v is not None:
+                self.raise_(v)
 
     @rule(r=PICK)
     def url_of_clone(self, r):

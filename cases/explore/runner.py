@@ -55,7 +55,10 @@ EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 JUDGED = tuple(sorted({J.COVERAGE, J.TYPING, J.CUT, J.BLOB, J.BIG_BLOB, J.SAME_ID, J.SHARED_ID,
                        J.RESPAWN_ID, J.LINE, J.ONE_SHOT, J.STREAMED, J.REFS, J.LOG, J.LOG_CUT,
                        J.BLOB_AT, J.WEB_URL, J.RESPAWN, J.IN_FLIGHT, J.CANCELLED, J.BLAME,
-                       J.CLONE_URL, J.SEARCH_REPOS, J.ORG_REPOS, J.ORG_URL, *J.FAULT.values()}))
+                       J.CLONE_URL, J.SEARCH_REPOS, J.ORG_REPOS, J.ORG_URL, *J.FAULT.values(),
+                       J.COMMIT_SHAPE, J.COMMIT_ID, J.COMMIT_MESSAGE, J.COMMIT_FILES,
+                       J.COMMIT_RENAMES, J.COMMIT_PATCHES, J.COMMIT_METADATA, J.COMMIT_COUNTS,
+                       J.COMMIT_CUT}))
 
 
 @dataclass

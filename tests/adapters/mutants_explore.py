@@ -391,6 +391,76 @@ class CancelTreeError(Hooks):
             return {"jsonrpc": "2.0", "id": msg.get("id"),
                     "error": {"code": 1, "message": "walk aborted", "data": {"kind": "provider"}}}
         return msg
+@explore("commit-cap-silent", "FC-103",
+         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut",
+         examples=60)
+class CommitCapSilent(ResultEdit):
+    """repo/commit of a commit touching more than 500 files lists the first 500 (a backend
+    page) and says truncated false, as if that were all.
+
+    Hides on: the canonical vcs repository, whose commits touch at most 15 files."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        if result.get("truncated") is True:
+            result["truncated"] = False
+
+
+@explore("merge-parents-by-date", "FC-101",
+         "§3.12: parents in order, the first parent first")
+class MergeParentsByDate(ResultEdit):
+    """repo/commit lists a merge's parents newest first by commit date (a backend that hands
+    the parents over as a set, sorted for display), not in the commit's order.
+
+    Hides on: the canonical vcs repository, whose one merge's first parent is its newer
+    parent."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        import subprocess
+        parents = result.get("parents")
+        if not isinstance(parents, list) or len(parents) < 2:
+            return
+        where = proxy.fixture / repo_name(req.params.get("repo"))
+        stamps = {}
+        for p in parents:
+            proc = subprocess.run(["git", "-C", str(where), "log", "-1", "--format=%ct", str(p)],
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            stamps[p] = int(proc.stdout.strip() or 0)
+        result["parents"] = sorted(parents, key=lambda p: -stamps[p])
+
+
+def git_quoted(path: str) -> str:
+    """``path`` as git prints it without -z (core.quotePath): in double quotes
+    with C escapes when it holds a byte above 0x7f, a control character, '"'
+    or '\\'; unchanged otherwise."""
+    data = path.encode("utf-8", "surrogateescape")
+    if not any(b >= 0x80 or b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in data):
+        return path
+    named = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f",
+             0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+    out = "".join(named.get(b) or (f"\\{b:03o}" if b >= 0x80 or b < 0x20 or b == 0x7F else chr(b))
+                  for b in data)
+    return f'"{out}"'
+
+
+@explore("commit-paths-quoted", "FC-103", "§3.12: each file's path is the path after the change")
+class CommitPathsQuoted(ResultEdit):
+    """repo/commit file paths (and previous paths) come as git prints them without -z: a name
+    with a non-ASCII character, a control character, a quote or a backslash in double quotes
+    with octal escapes ("caf\\303\\251.txt").
+
+    Hides on: the canonical vcs repository, whose changed paths are all printable ASCII."""
+
+    method = "repo/commit"
+
+    def edit(self, proxy, req, result):
+        for f in result.get("files") or []:
+            for key in ("path", "previous_path"):
+                if isinstance(f, dict) and isinstance(f.get(key), str):
+                    f[key] = git_quoted(f[key])
 
 
 if __name__ == "__main__":

@@ -227,11 +227,12 @@ class CommitFiles(Hooks):
 
 @control("commit-minimal")
 class CommitMinimal(CommitFiles):
-    """repo/commit replies leave out every optional member but patch and binary (parents, truncated, counts)."""
+    """repo/commit replies leave out every optional member but patch and binary (parents, counts, and truncated where it is false, its default)."""
 
     def edit(self, result, f):
         result.pop("parents", None)
-        result.pop("truncated", None)
+        if result.get("truncated") is not True:   # absent says false: a cut list must say so
+            result.pop("truncated", None)
         f.pop("additions", None)
         f.pop("deletions", None)
 
