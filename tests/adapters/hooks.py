@@ -251,6 +251,39 @@ class GitIds(BlobIds):
         data = read_worktree(proxy, repo, path)
         return sha if data is None else git_blob_id(data)
 
+    def request(self, proxy, req, msg):
+        sha = req.params.get("sha") if req.method == "repo/blob" else None
+        if isinstance(sha, str) and sha not in self.back:
+            found = self.recover(proxy, req.params.get("repo"), sha)
+            if found is not None:
+                self.back[sha] = found
+        return super().request(proxy, req, msg)
+
+    @staticmethod
+    def recover(proxy, repo, sha: str) -> str | None:
+        """The reference's id of the bytes a git blob id names, for an id an
+        earlier process listed (a git id names the same bytes in every
+        process): git's object, else a worktree file of those bytes."""
+        import subprocess
+        if not isinstance(repo, str) or len(sha) != 40 or not all(c in "0123456789abcdef" for c in sha):
+            return None
+        root = proxy.fixture / repo_name(repo)
+        run = subprocess.run(["git", "-C", str(root), "cat-file", "blob", sha], capture_output=True,
+                             stdin=subprocess.DEVNULL)
+        if run.returncode == 0 and git_blob_id(run.stdout) == sha:
+            return sha256_hex(run.stdout)
+        for here, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for name in files:
+                try:
+                    with open(os.path.join(here, name), "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if git_blob_id(data) == sha:
+                    return sha256_hex(data)
+        return None
+
 
 class RelistedGenuine(BlobIds):
     """A BlobIds whose reverse map forgets a fake id once the adapter lists
