@@ -19,8 +19,8 @@ failure on its own).
 The runner (cases/explore/runner.py) hands the machine a ``Context``: the
 settings, where to write, the clock, and the record of what failed.
 
-Over 400 lines on purpose: one rule per request the host sends, each beside
-the expectations it computes for its reply.
+Each rule sends one kind of request the host sends and computes, beside it,
+the expectations its reply is judged against.
 """
 
 from __future__ import annotations
