@@ -385,7 +385,7 @@ def test_explore_usage_errors_exit_2(options, says):
 
 
 # An explore mutant the default seed finds within the action run's 6 examples (at example 2).
-ACTION_MUTANT = "long-names-dropped"
+ACTION_MUTANT = "cancel-tree-error"
 ACTION_OWNER = next(iter(EXPLORE[ACTION_MUTANT].expected))
 
 
