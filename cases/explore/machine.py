@@ -7,7 +7,7 @@ process group, the contract's argv and environment, a host's initialize).
 Its rules send what the host sends, at drawn repositories, refs, paths and
 terms: repo/tree, repo/blob of listed ids, search/code one-shot and
 streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/blame,
-repo/commit (of any drawn commit by its id, or of a branch or tag name),
+repo/commit (of any drawn commit by its full or abbreviated id, or of a branch or tag name),
 repo/web_url, repo/clone_url, the listings (search/repos, org/repos,
 org/url), requests cancelled in flight, requests at a fault repository, a
 kill (the next request respawns) and a respawn. Every reply is judged
@@ -586,20 +586,31 @@ class Explore(RuleBasedStateMachine):
     @rule(r=PICK, by_name=st.booleans())
     def repo_commit(self, r, by_name):
         """repo/commit of every drawn commit by git's full id (the root first,
-        the side branch's, a merge and a wide one among them), or of every
-        branch and tag name (a commit-ish §3.12 SHOULD accept: an error to
-        it, or to an id, is left alone as the commit cases leave it), one
-        request at a time as a host's commit view asks them."""
+        the side branch's, a merge and a wide one among them), or by the
+        other commit-ishes §3.12 SHOULD accept: every branch and tag name,
+        then every commit's abbreviated id as git abbreviates it (``%h``,
+        unique in the repository). An error to any of them, or to an id, is
+        left alone as the commit cases leave it; one request at a time as a
+        host's commit view asks them."""
         repo = _pick([x for x in self.drawn.repos if x.is_git and not x.history.empty], r)
         h, ids = repo.history, self.commits[repo.name]
+        labels = sorted(ids, key=lambda x: (x[0], int(x[1:])))
         if by_name:
             asks = [(h.default_branch, f"d{len(h.commits) - 1}"),
                     (h.side_branch, f"s{len(h.side_commits) - 1}"),
                     (D.LIGHT_TAG, f"d{h.light_tag}"), (D.ANNOTATED_TAG, f"d{h.annotated_tag}")]
+            short = self.abbreviated(repo)
+            asks += [(short[ids[label]], label) for label in labels]
         else:
-            asks = [(ids[label], label) for label in sorted(ids, key=lambda x: (x[0], int(x[1:])))]
+            asks = [(ids[label], label) for label in labels]
         for spelled, label in asks:
             self.judge_commit(repo, spelled, label)
+
+    def abbreviated(self, repo: D.DrawnRepo) -> dict[str, str]:
+        """git's full id -> its abbreviated id (``%h``: unique among the
+        repository's objects) for every commit of ``repo``."""
+        out = self.git[repo.name].git_bytes("log", "--all", "--format=%H %h").decode()
+        return dict(line.split() for line in out.splitlines() if line.strip())
 
     def judge_commit(self, repo: D.DrawnRepo, spelled: str, label: str) -> None:
         """One repo/commit, judged by the commit cases' own judges
