@@ -150,6 +150,7 @@ class Explore(RuleBasedStateMachine):
         self.tree_ids: dict[tuple, str] = {}                  # (repo, ref, path) -> sha
         self.taken = 0
         self.last_call = None
+        self.shorts: dict[str, dict[str, str]] = {}          # repo name -> full id -> %h
 
     # -- the set and the adapter --------------------------------------------
 
@@ -221,7 +222,17 @@ class Explore(RuleBasedStateMachine):
                    h.side_branch: f"s{len(h.side_commits) - 1}",
                    D.LIGHT_TAG: f"d{h.light_tag}", D.ANNOTATED_TAG: f"d{h.annotated_tag}"}
         by_name.update({sha: label for label, sha in self.commits[repo.name].items()})
+        if ref not in by_name:                     # an abbreviated id (shortened)
+            full = {s: f for f, s in self.abbreviated(repo).items()}
+            return dict(labels[by_name[full[ref]]])
         return dict(labels[by_name[ref]])
+
+    def shortened(self, repo: D.DrawnRepo, ref) -> str | None:
+        """git's abbreviated id of ``ref`` when it is a drawn commit's full id
+        (asked again at that spelling after the full one), else None."""
+        if ref is None or not repo.is_git or ref not in self.commits[repo.name].values():
+            return None
+        return self.abbreviated(repo)[ref]
 
     def fail(self, case_id: str, why: str, expected: str, got: str):
         v = J.Violation(case_id, why, expected, got)
@@ -274,13 +285,23 @@ class Explore(RuleBasedStateMachine):
     # comes first (repo/refs, one argument too, needs a git repository).
     @rule(at=PICK)
     def repo_tree(self, at):
+        """repo/tree at null or a drawn ref; at a commit's full id, then at its
+        abbreviated id too (§3.3: no rule makes an adapter resolve an id no
+        reply spelled that way, so an error there is accepted; a result is
+        that revision's tree)."""
         repo = _pick(self.drawn.repos, at)
         k = at // len(self.drawn.repos)      # ref null half the time: the host asks there most
         ref = None if k % 2 == 0 else _pick(self.refs_of(repo), k // 2)
+        self.tree_at(repo, ref)
+        short = self.shortened(repo, ref)
+        if short is not None:
+            self.tree_at(repo, short, may_refuse=True)
+
+    def tree_at(self, repo: D.DrawnRepo, ref, *, may_refuse: bool = False) -> None:
         params = {"repo": self.rid(repo.name), "ref": ref}
         files = self.files_at(repo, ref)
         # an empty repository may be refused (FIXTURES.md "Drawn sets")
-        result, _ = self.ask("repo/tree", params, J.COVERAGE, may_refuse=not files)
+        result, _ = self.ask("repo/tree", params, J.COVERAGE, may_refuse=may_refuse or not files)
         model = read(result, Tree).model if result is not None else None
         if model is None:
             return                                 # the shape is the monitor's
@@ -466,14 +487,23 @@ class Explore(RuleBasedStateMachine):
     @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("log"))
     @rule(r=PICK, k=PICK, f=PICK, with_path=st.booleans(), limit=st.sampled_from(LOG_LIMITS))
     def repo_log(self, r, k, f, with_path, limit):
-        from cases.kit import gitfacts
+        """repo/log at a drawn ref, with or without a path; at a commit's full
+        id, then at its abbreviated id too (an error there is accepted, as
+        repo_tree says)."""
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
         files = sorted(self.files_at(repo, ref))
         path = _pick(files, f) if with_path and files else None
+        self.log_at(repo, ref, path, limit)
+        short = self.shortened(repo, ref)
+        if short is not None:
+            self.log_at(repo, short, path, limit, may_refuse=True)
+
+    def log_at(self, repo: D.DrawnRepo, ref, path, limit, *, may_refuse: bool = False) -> None:
+        from cases.kit import gitfacts
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref, "limit": limit}
         empty = repo.history.empty    # no commit: no history, or an error (FIXTURES.md "Drawn sets")
-        result, _ = self.ask("repo/log", params, J.LOG, may_refuse=empty)
+        result, _ = self.ask("repo/log", params, J.LOG, may_refuse=may_refuse or empty)
         model = read(result, Log).model if result is not None else None
         if model is None:
             return
@@ -501,16 +531,26 @@ class Explore(RuleBasedStateMachine):
     @precondition(lambda self: any(r.is_git for r in self.drawn.repos) and self.cap("log"))
     @rule(r=PICK, k=PICK, f=PICK)
     def repo_blob_at(self, r, k, f):
+        """repo/blob_at of a file at a drawn ref; at a commit's full id, then
+        at its abbreviated id too (an error there is accepted, as repo_tree
+        says)."""
         repo = _pick([x for x in self.drawn.repos if x.is_git], r)
         ref = _pick(self.refs_of(repo), k)
         files = self.files_at(repo, ref)
         if not files:
             return                                 # an empty repository has no path to ask
         path = _pick(sorted(files), f)
+        self.blob_at(repo, ref, path, files)
+        short = self.shortened(repo, ref)
+        if short is not None:
+            self.blob_at(repo, short, path, files, may_refuse=True)
+
+    def blob_at(self, repo: D.DrawnRepo, ref, path: str, files: dict, *,
+                may_refuse: bool = False) -> None:
         params = {"repo": self.rid(repo.name), "path": path, "ref": ref}
         # above 1 MiB: refused or served whole (§3.4's policy for every blob)
         result, _ = self.ask("repo/blob_at", params, J.BLOB_AT,
-                             may_refuse=len(files[path]) > D.ONE_MIB)
+                             may_refuse=may_refuse or len(files[path]) > D.ONE_MIB)
         model = read(result, BlobAt).model if result is not None else None
         if model is None:
             return
@@ -609,8 +649,11 @@ class Explore(RuleBasedStateMachine):
     def abbreviated(self, repo: D.DrawnRepo) -> dict[str, str]:
         """git's full id -> its abbreviated id (``%h``: unique among the
         repository's objects) for every commit of ``repo``."""
-        out = self.git[repo.name].git_bytes("log", "--all", "--format=%H %h").decode()
-        return dict(line.split() for line in out.splitlines() if line.strip())
+        if repo.name not in self.shorts:
+            out = self.git[repo.name].git_bytes("log", "--all", "--format=%H %h").decode()
+            self.shorts[repo.name] = dict(line.split() for line in out.splitlines()
+                                          if line.strip())
+        return self.shorts[repo.name]
 
     def judge_commit(self, repo: D.DrawnRepo, spelled: str, label: str) -> None:
         """One repo/commit, judged by the commit cases' own judges
