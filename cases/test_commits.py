@@ -494,7 +494,10 @@ def judge_counts(what: str, sha: str, git, commit, result) -> int:
             fc_assert(got == want, expected=f"{show(want)} (the patch's lines)",
                       got=show(got), why=f"{what} {path}: counts match the patch")
         elif change is not None and path not in folded:
-            unknown = change.binary or (change.additions or 0) + (change.deletions or 0) > 0
+            # a binary change's line counts are unknown, unless its bytes are
+            # unchanged (a pure rename, a mode change): then 0 and 0 are known
+            unknown = (change.binary and not change.same_bytes) \
+                or (change.additions or 0) + (change.deletions or 0) > 0
             zeros = (adds in (0, None) and dels in (0, None))
             fc_assert(not (unknown and zeros),
                       expected="no counts (unknown)" if change.binary else
