@@ -858,3 +858,21 @@ class SharedCloneUrl(Hooks):
             if name and not os.path.exists(os.path.join(proxy.fixture_dir, name, ".git")):
                 result["clone_url"] = os.path.abspath(proxy.fixture_dir)
         return msg
+
+
+@control("unknown-ref-kind-provider", warns=("FC-092",))
+class UnknownRefKindProvider(Hooks):
+    """repo/tree of the git repository at a ref it cannot resolve is refused with kind provider (a local-folder adapter reporting every failed git command as its own failure).
+
+    Legal: §3.3 "MUST Unknown ref → error, SHOULD kind not_found"; RULINGS
+    "Strength": "Where the title says 'preferred' (FC-023, FC-092) any error
+    passes and another kind warns" (FC-092: "not_found preferred").
+    """
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if req is not None and req.method == "repo/tree" and isinstance(err, dict) \
+                and req.params.get("ref") is not None and is_git(proxy, req.params.get("repo")):
+            err["data"] = {"kind": "provider"}
+        return msg
+
