@@ -77,7 +77,9 @@ def test_requests_in_flight_at_once(adapter, fx):
     each is answered exactly once, under its own id (in any order), with what
     the same request answers alone (each tree lists the paths of the
     repository it asked for; each stream's $/partial batches carry the files
-    its own term finds, so batches sent under another stream's id show). An
+    its own term finds, so batches sent under another stream's id show; a
+    stream that says truncated true may carry fewer of them, none of
+    another's: a backend may cut a search under load, §3.13). An
     error reply (a backend that throttles requests in flight, §6.2) says
     nothing about routing: it is left out of the comparison, and the case
     skips when every reply in flight was one.
@@ -114,7 +116,10 @@ def test_requests_in_flight_at_once(adapter, fx):
         need(want, f"the streamed search/code {term!r} found nothing alone",
              owner("streamed hits are"))
         hits = streamed(stream)
-        if hits != want:
+        # a stream in flight may be cut honestly (a backend's budget under load):
+        # with truncated true it carries some of its own files and none of another's
+        cut = isinstance(stream.value, dict) and stream.value.get("truncated") is True
+        if hits != want and not (cut and hits <= want):
             crossed.append(f"search/code {term!r} #{stream.id}: missing "
                            f"{listing(want - hits, 3) or 'none'}; "
                            f"extra {listing(hits - want, 3) or 'none'}")

@@ -876,3 +876,54 @@ class UnknownRefKindProvider(Hooks):
             err["data"] = {"kind": "provider"}
         return msg
 
+
+LOADED_KEEP = 1   # hits a search keeps when it reached the backend beside other requests
+
+
+@control("partial-under-load")
+class PartialUnderLoad(Hooks):
+    """A search/code that arrives while another request is in flight is served partially: its first hit only, and truncated true when that left any out (a search backend that times out under load and says so, as GitHub's incomplete_results does).
+
+    Legal: §3.13 "truncated ... true = the result set is provably incomplete"
+    ("whatever chose the budget"); RULINGS "Process behaviour": "a result that
+    really is incomplete may stop anywhere below limit and say so"; §7.4
+    routes replies by id, and an honest cut says nothing about routing.
+    """
+
+    def start(self, proxy):
+        self.open: set[int] = set()   # ids asked, not answered yet (retired before the reply)
+
+    def request(self, proxy, req, msg):
+        if req.method == "search/code" and self.open:
+            req.state["loaded"] = True
+        if req.method != "initialize":
+            self.open.add(req.id)
+        return msg
+
+    def keep(self, req, items: list) -> list:
+        room = max(LOADED_KEEP - req.state.get("sent", 0), 0)
+        if len(items) > room:
+            req.state["cut"] = True
+        kept = items[:room]
+        req.state["sent"] = req.state.get("sent", 0) + len(kept)
+        return kept
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if req is None or not req.state.get("loaded") or not isinstance(params, dict) \
+                or not isinstance(params.get("items"), list):
+            return msg
+        params["items"] = self.keep(req, params["items"])
+        return msg if params["items"] else None
+
+    def reply(self, proxy, req, msg):
+        if req is not None:
+            self.open.discard(req.id)
+        result = result_of(msg)
+        if req is None or not req.state.get("loaded") or result is None:
+            return msg
+        if isinstance(result.get("items"), list) and result["items"]:
+            result["items"] = self.keep(req, result["items"])
+        if req.state.get("cut"):
+            result["truncated"] = True
+        return msg
