@@ -927,3 +927,27 @@ class PartialUnderLoad(Hooks):
         if req.state.get("cut"):
             result["truncated"] = True
         return msg
+
+
+SHORT_SUBJECT = 31   # characters of a description Perforce's `p4 changes` shows
+
+
+@control("opaque-ids-short-subjects", warns=("FC-094",))
+class OpaqueIdsShortSubjects(OpaqueCommitIds):
+    """Commit ids are opaque (c-<git id>, as opaque-commit-ids) and repo/log subjects are cut to their first 31 characters (the short description Perforce's `p4 changes` lists).
+
+    Legal: RULINGS "Content and revisions": commit ids are the backend's
+    vocabulary, judged by the commit they resolve to; §3.7 asks a subject
+    string and says nothing of its text (FC-094: "A subject other than
+    git's warns"). The suite resolves these ids through the adapter's own
+    log, by the commit's date.
+    """
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        result = result_of(msg)
+        if req is not None and req.method == "repo/log" and result is not None:
+            for item in result.get("items") or []:
+                if isinstance(item, dict) and isinstance(item.get("subject"), str):
+                    item["subject"] = item["subject"][:SHORT_SUBJECT]
+        return msg
