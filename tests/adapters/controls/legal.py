@@ -880,8 +880,27 @@ class UnknownRefKindProvider(Hooks):
 LOADED_KEEP = 1   # hits a search keeps when it reached the backend beside other requests
 
 
+class InFlight(Hooks):
+    """Marks each request that arrives while another is in flight: req.state["loaded"]."""
+
+    def start(self, proxy):
+        self.open: set[int] = set()   # ids asked, not answered yet (retired before the reply)
+
+    def request(self, proxy, req, msg):
+        if self.open:
+            req.state["loaded"] = True
+        if req.method != "initialize":
+            self.open.add(req.id)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None:
+            self.open.discard(req.id)
+        return msg
+
+
 @control("partial-under-load")
-class PartialUnderLoad(Hooks):
+class PartialUnderLoad(InFlight):
     """A search/code that arrives while another request is in flight is served partially: its first hit only, and truncated true when that left any out (a search backend that times out under load and says so, as GitHub's incomplete_results does).
 
     Legal: §3.13 "truncated ... true = the result set is provably incomplete"
@@ -889,16 +908,6 @@ class PartialUnderLoad(Hooks):
     really is incomplete may stop anywhere below limit and say so"; §7.4
     routes replies by id, and an honest cut says nothing about routing.
     """
-
-    def start(self, proxy):
-        self.open: set[int] = set()   # ids asked, not answered yet (retired before the reply)
-
-    def request(self, proxy, req, msg):
-        if req.method == "search/code" and self.open:
-            req.state["loaded"] = True
-        if req.method != "initialize":
-            self.open.add(req.id)
-        return msg
 
     def keep(self, req, items: list) -> list:
         room = max(LOADED_KEEP - req.state.get("sent", 0), 0)
@@ -910,22 +919,46 @@ class PartialUnderLoad(Hooks):
 
     def partial(self, proxy, req, msg):
         params = msg.get("params")
-        if req is None or not req.state.get("loaded") or not isinstance(params, dict) \
-                or not isinstance(params.get("items"), list):
+        if req is None or req.method != "search/code" or not req.state.get("loaded") \
+                or not isinstance(params, dict) or not isinstance(params.get("items"), list):
             return msg
         params["items"] = self.keep(req, params["items"])
         return msg if params["items"] else None
 
     def reply(self, proxy, req, msg):
-        if req is not None:
-            self.open.discard(req.id)
+        msg = super().reply(proxy, req, msg)
         result = result_of(msg)
-        if req is None or not req.state.get("loaded") or result is None:
+        if req is None or req.method != "search/code" or not req.state.get("loaded") \
+                or result is None:
             return msg
         if isinstance(result.get("items"), list) and result["items"]:
             result["items"] = self.keep(req, result["items"])
         if req.state.get("cut"):
             result["truncated"] = True
+        return msg
+
+
+LOADED_TREE_BUDGET = 2000   # entries a walk keeps when it reached the backend beside other requests
+
+
+@control("tree-budget-under-load")
+class TreeBudgetUnderLoad(InFlight):
+    """A repo/tree that arrives while another request is in flight stops at a budget of 2,000 entries and then says truncated true (a walk paced by a backend under load; wide's is the only tree that large).
+
+    Legal: §3.3 "aggregate the backend's pages up to an adapter-chosen
+    budget ... set truncated: true when (and only when) the budget cut the
+    walk": the budget is the adapter's, and may depend on the backend's
+    load; §7.4 routes replies by id, and an honest cut says nothing about
+    routing.
+    """
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        result = result_of(msg)
+        entries = result.get("entries") if result is not None else None
+        if req is not None and req.method == "repo/tree" and req.state.get("loaded") \
+                and isinstance(entries, list) and len(entries) > LOADED_TREE_BUDGET:
+            result["entries"], result["truncated"] = entries[:LOADED_TREE_BUDGET], True
         return msg
 
 
