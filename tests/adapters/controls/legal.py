@@ -16,6 +16,7 @@ import zlib
 
 from fixture.catalog import TERM_PATHONLY, VCS_DEFAULT_BRANCH
 from tests.adapters.common import CommitReply, CommitterDates, HitEdit, commit_files, counted, git, header, parsed, query, with_note
+from tests.adapters.controls.backend import DatesBasicFormat
 from tests.adapters.hooks import BigBlobsFromDisk, BlobIds, GitIds, MIB, PairReplies, ResultEdit, StreamPause, Variant, is_git, kept_in, read_worktree, registrar, repo_name, sha256_hex
 from tests.adapters.proxy import Hooks, hits_of, result_of
 
@@ -984,3 +985,21 @@ class OpaqueIdsShortSubjects(OpaqueCommitIds):
                 if isinstance(item, dict) and isinstance(item.get("subject"), str):
                     item["subject"] = item["subject"][:SHORT_SUBJECT]
         return msg
+
+
+@control("opaque-ids-basic-dates", warns=("FC-094", "FC-098", "FC-100"))
+class OpaqueIdsBasicDates(OpaqueCommitIds):
+    """Commit ids are opaque (c-<git id>, as opaque-commit-ids) and log, blame and commit dates are in ISO-8601's basic format (20260302T093000Z, as dates-basic-format).
+
+    Legal: each is (RULINGS "Content and revisions": commit ids are the
+    backend's vocabulary; "the basic format passes with a warning"), and so
+    are both at once: the suite resolves these ids through the adapter's
+    own log, by the instant its date names in either format.
+    """
+
+    def start(self, proxy):
+        super().start(proxy)
+        self.dates = DatesBasicFormat()
+
+    def reply(self, proxy, req, msg):
+        return self.dates.reply(proxy, req, super().reply(proxy, req, msg))
