@@ -154,8 +154,9 @@ def unknown_short_id(fx):
 @case("FC-092")
 def test_tree_at_unknown_ref(adapter, fx):
     """repo/tree at an unknown ref name, and at a 40-hex and a 12-hex id that
-    exist nowhere, is an error of kind not_found (an adapter that never answers fails at the
-    deadline).
+    exist nowhere, is an error (an adapter that never answers fails at the
+    deadline); its kind is preferably not_found: another kind, or none,
+    warns (§3.3 SHOULD; RULINGS "Strength": the title says "preferred").
 
     Falsified by: unknown-ref-default: repo/tree at a ref the adapter cannot resolve serves the
     default branch instead.
@@ -164,7 +165,9 @@ def test_tree_at_unknown_ref(adapter, fx):
     for ref in (UNKNOWN_REF, unknown_commit_id(fx), unknown_short_id(fx)):
         what = f"repo/tree at the unknown ref {ref}"
         err = expect_error(adapter, "repo/tree", {"repo": fx.repo(VCS), "ref": ref}, what=what)
-        judge_kind(err, "not_found", what=what)
+        if err.raw_kind != "not_found":
+            kind = "no data.kind" if err.raw_kind is None else f"data.kind {show(err.raw_kind)}"
+            warn(f"{what}: {kind} (not_found preferred); message {err.message!r}")
 
 
 @case("FC-093")

@@ -9,8 +9,11 @@ all pass when the commit they name is the right one.
 backend's ids resolve (git itself resolves the spelling, abbreviated or not,
 to exactly one commit); otherwise through the adapter, which must accept its
 own ids back as a ``ref`` (PROTOCOL §3.7): the newest item of ``repo/log``
-at that ref is matched with git's commits by subject and date (author or
-committer instant), which the fixture keeps unique.
+at that ref is matched with git's commits by date (author or committer
+instant, in ISO-8601's extended or basic format), and by subject only
+among commits of one instant: the subject's text is the backend's (§3.7
+asks a string; FC-094 warns when it is not git's), while the date is
+judged (an instant of that commit).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cases.kit.formats import instant
+from cases.kit.formats import either_instant
 from cases.kit.gitfacts import git_log, git_ref_commit, git_text
 from fixture.catalog import VCS
 from wire import ProviderError
@@ -58,9 +61,11 @@ def resolve(adapter, fx, sha: Any) -> str | None:
         return None
     if not items:
         return None
-    when = instant(items[0].date)
-    matches = [c.sha for c in git_log(fx, "--all")
-               if c.subject == items[0].subject and when in c.dates]
+    # the commit of that instant; its subject decides only between commits of
+    # one instant (a subject other than git's is FC-094's warning, not a miss)
+    when = either_instant(items[0].date)
+    dated = [c for c in git_log(fx, "--all") if when in c.dates]
+    matches = [c.sha for c in dated if c.subject == items[0].subject] or [c.sha for c in dated]
     return matches[0] if len(matches) == 1 else None
 
 

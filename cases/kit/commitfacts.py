@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from cases.kit.api import need, owner, show, skip
-from cases.kit.formats import instant
+from cases.kit.formats import either_instant
 from cases.kit.gitfacts import GitCommitFacts, git_all_commits, git_commit, git_text
 from cases.kit.replies import attempt
 from fixture import GIT_MISSING_REASON
@@ -131,7 +131,7 @@ def resolves_to(adapter, fx, spelled: Any, sha: str) -> bool:
     if again is None:
         return False
     want = git_commit(fx, sha)
-    return again.message == want.message and instant(again.date) in want.dates
+    return again.message == want.message and either_instant(again.date) in want.dates
 
 
 # ---------------------------------------------------------------- patches

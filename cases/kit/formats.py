@@ -72,6 +72,13 @@ def basic_instant(text: Any) -> _dt.datetime | None:
     return _instant_of(_ISO_BASIC, text)
 
 
+def either_instant(text: Any) -> _dt.datetime | None:
+    """The instant an ISO-8601 date-time names in the extended or the basic
+    format (RULINGS: the basic format passes, with a warning its case gives),
+    or None: for matching a date with a commit's, never for judging its form."""
+    return instant(text) or basic_instant(text)
+
+
 def _instant_of(form: re.Pattern, text: Any) -> _dt.datetime | None:
     """The instant ``text`` names when ``form`` (_ISO or _ISO_BASIC: the same
     groups) matches it, or None; no offset is UTC."""

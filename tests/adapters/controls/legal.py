@@ -16,6 +16,7 @@ import zlib
 
 from fixture.catalog import TERM_PATHONLY, VCS_DEFAULT_BRANCH
 from tests.adapters.common import CommitReply, CommitterDates, HitEdit, commit_files, counted, git, header, parsed, query, with_note
+from tests.adapters.controls.backend import DatesBasicFormat
 from tests.adapters.hooks import BigBlobsFromDisk, BlobIds, GitIds, MIB, PairReplies, ResultEdit, StreamPause, Variant, is_git, kept_in, read_worktree, registrar, repo_name, sha256_hex
 from tests.adapters.proxy import Hooks, hits_of, result_of
 
@@ -858,3 +859,147 @@ class SharedCloneUrl(Hooks):
             if name and not os.path.exists(os.path.join(proxy.fixture_dir, name, ".git")):
                 result["clone_url"] = os.path.abspath(proxy.fixture_dir)
         return msg
+
+
+@control("unknown-ref-kind-provider", warns=("FC-092",))
+class UnknownRefKindProvider(Hooks):
+    """repo/tree of the git repository at a ref it cannot resolve is refused with kind provider (a local-folder adapter reporting every failed git command as its own failure).
+
+    Legal: §3.3 "MUST Unknown ref → error, SHOULD kind not_found"; RULINGS
+    "Strength": "Where the title says 'preferred' (FC-023, FC-092) any error
+    passes and another kind warns" (FC-092: "not_found preferred").
+    """
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if req is not None and req.method == "repo/tree" and isinstance(err, dict) \
+                and req.params.get("ref") is not None and is_git(proxy, req.params.get("repo")):
+            err["data"] = {"kind": "provider"}
+        return msg
+
+
+LOADED_KEEP = 1   # hits a search keeps when it reached the backend beside other requests
+
+
+class InFlight(Hooks):
+    """Marks each request that arrives while another is in flight: req.state["loaded"]."""
+
+    def start(self, proxy):
+        self.open: set[int] = set()   # ids asked, not answered yet (retired before the reply)
+
+    def request(self, proxy, req, msg):
+        if self.open:
+            req.state["loaded"] = True
+        if req.method != "initialize":
+            self.open.add(req.id)
+        return msg
+
+    def reply(self, proxy, req, msg):
+        if req is not None:
+            self.open.discard(req.id)
+        return msg
+
+
+@control("partial-under-load")
+class PartialUnderLoad(InFlight):
+    """A search/code that arrives while another request is in flight is served partially: its first hit only, and truncated true when that left any out (a search backend that times out under load and says so, as GitHub's incomplete_results does).
+
+    Legal: §3.13 "truncated ... true = the result set is provably incomplete"
+    ("whatever chose the budget"); RULINGS "Process behaviour": "a result that
+    really is incomplete may stop anywhere below limit and say so"; §7.4
+    routes replies by id, and an honest cut says nothing about routing.
+    """
+
+    def keep(self, req, items: list) -> list:
+        room = max(LOADED_KEEP - req.state.get("sent", 0), 0)
+        if len(items) > room:
+            req.state["cut"] = True
+        kept = items[:room]
+        req.state["sent"] = req.state.get("sent", 0) + len(kept)
+        return kept
+
+    def partial(self, proxy, req, msg):
+        params = msg.get("params")
+        if req is None or req.method != "search/code" or not req.state.get("loaded") \
+                or not isinstance(params, dict) or not isinstance(params.get("items"), list):
+            return msg
+        params["items"] = self.keep(req, params["items"])
+        return msg if params["items"] else None
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        result = result_of(msg)
+        if req is None or req.method != "search/code" or not req.state.get("loaded") \
+                or result is None:
+            return msg
+        if isinstance(result.get("items"), list) and result["items"]:
+            result["items"] = self.keep(req, result["items"])
+        if req.state.get("cut"):
+            result["truncated"] = True
+        return msg
+
+
+LOADED_TREE_BUDGET = 2000   # entries a walk keeps when it reached the backend beside other requests
+
+
+@control("tree-budget-under-load")
+class TreeBudgetUnderLoad(InFlight):
+    """A repo/tree that arrives while another request is in flight stops at a budget of 2,000 entries and then says truncated true (a walk paced by a backend under load; wide's is the only tree that large).
+
+    Legal: §3.3 "aggregate the backend's pages up to an adapter-chosen
+    budget ... set truncated: true when (and only when) the budget cut the
+    walk": the budget is the adapter's, and may depend on the backend's
+    load; §7.4 routes replies by id, and an honest cut says nothing about
+    routing.
+    """
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        result = result_of(msg)
+        entries = result.get("entries") if result is not None else None
+        if req is not None and req.method == "repo/tree" and req.state.get("loaded") \
+                and isinstance(entries, list) and len(entries) > LOADED_TREE_BUDGET:
+            result["entries"], result["truncated"] = entries[:LOADED_TREE_BUDGET], True
+        return msg
+
+
+SHORT_SUBJECT = 31   # characters of a description Perforce's `p4 changes` shows
+
+
+@control("opaque-ids-short-subjects", warns=("FC-094",))
+class OpaqueIdsShortSubjects(OpaqueCommitIds):
+    """Commit ids are opaque (c-<git id>, as opaque-commit-ids) and repo/log subjects are cut to their first 31 characters (the short description Perforce's `p4 changes` lists).
+
+    Legal: RULINGS "Content and revisions": commit ids are the backend's
+    vocabulary, judged by the commit they resolve to; §3.7 asks a subject
+    string and says nothing of its text (FC-094: "A subject other than
+    git's warns"). The suite resolves these ids through the adapter's own
+    log, by the commit's date.
+    """
+
+    def reply(self, proxy, req, msg):
+        msg = super().reply(proxy, req, msg)
+        result = result_of(msg)
+        if req is not None and req.method == "repo/log" and result is not None:
+            for item in result.get("items") or []:
+                if isinstance(item, dict) and isinstance(item.get("subject"), str):
+                    item["subject"] = item["subject"][:SHORT_SUBJECT]
+        return msg
+
+
+@control("opaque-ids-basic-dates", warns=("FC-094", "FC-098", "FC-100"))
+class OpaqueIdsBasicDates(OpaqueCommitIds):
+    """Commit ids are opaque (c-<git id>, as opaque-commit-ids) and log, blame and commit dates are in ISO-8601's basic format (20260302T093000Z, as dates-basic-format).
+
+    Legal: each is (RULINGS "Content and revisions": commit ids are the
+    backend's vocabulary; "the basic format passes with a warning"), and so
+    are both at once: the suite resolves these ids through the adapter's
+    own log, by the instant its date names in either format.
+    """
+
+    def start(self, proxy):
+        super().start(proxy)
+        self.dates = DatesBasicFormat()
+
+    def reply(self, proxy, req, msg):
+        return self.dates.reply(proxy, req, super().reply(proxy, req, msg))
