@@ -20,10 +20,13 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 RUN = os.path.join(ROOT, "run")
-STOP_GRACE_S = 10.0    # a stopped run's time to stop its adapters before SIGKILL
 
 
 def _warm() -> None:
+    # sys.path as `python3 run` has it: the script's folder (the checkout),
+    # and the checkout again (run's first insert), not tests/
+    if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+        sys.path[0] = ROOT
     sys.path.insert(0, ROOT)
     from cases.kit.invocation import keep_bytecode
     keep_bytecode()
@@ -71,35 +74,18 @@ def _child(req: dict, ready: int) -> "NoReturn":
         import traceback
         traceback.print_exc()
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        from cases.cli.entry import exit_now
+        exit_now(code)
 
 
-def _stop(pid: int, pidfd: int) -> None:
-    """The gate is gone: stop the run as the gate would (Ctrl-C to its group,
-    then SIGKILL to what is left of its tree)."""
-    import psutil
-    try:
-        tree = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        tree = []
-    try:
-        os.killpg(pid, signal.SIGINT)
-    except OSError:
-        pass
-    select.select([pidfd], [], [], STOP_GRACE_S)
-    for proc in tree:
-        try:
-            proc.kill()
-        except psutil.Error:
-            pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+class _Reaped:
+    """What tests/gate.py's stop waits on: the run's pidfd turning readable."""
+
+    def __init__(self, pidfd: int):
+        self.pidfd = pidfd
+
+    def wait(self, timeout_s: float) -> None:
+        select.select([self.pidfd], [], [], timeout_s)
 
 
 def serve() -> int:
@@ -134,7 +120,8 @@ def serve() -> int:
         if reader in select.select([reader, pidfd], [], [])[0] and pidfd not in \
                 select.select([pidfd], [], [], 0)[0]:
             gone = True
-            _stop(pid, pidfd)
+            from tests.gate import _kill_group   # the gate is gone: stop the run as it would
+            _kill_group(pid, _Reaped(pidfd))
         os.close(pidfd)
         _pid, status, usage = os.wait4(pid, 0)
         if gone:

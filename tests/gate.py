@@ -267,9 +267,13 @@ _LIVE: dict[int, "Callable[[], None]"] = {}
 _LIVE_LOCK = threading.Lock()
 
 
-def _kill_group(pid: int, reaped: threading.Event) -> None:
+STOP_GRACE_S = 10.0   # a stopped run's time to stop its adapters and write its report
+
+
+def _kill_group(pid: int, reaped) -> None:
     """Ctrl-C first (the suite then stops its adapters and writes a partial
-    report), then SIGKILL to everything left of its tree."""
+    report), then, once ``reaped.wait(STOP_GRACE_S)`` returns, SIGKILL to
+    everything left of its tree."""
     import psutil
 
     try:
@@ -280,7 +284,7 @@ def _kill_group(pid: int, reaped: threading.Event) -> None:
         os.killpg(pid, signal.SIGINT)
     except (ProcessLookupError, PermissionError):
         pass
-    reaped.wait(10)
+    reaped.wait(STOP_GRACE_S)
     for p in tree:
         try:
             p.kill()

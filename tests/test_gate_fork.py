@@ -15,7 +15,7 @@ import re
 import psutil
 import pytest
 
-from tests import forkserver, gate
+from tests import gate
 
 ADAPTERS = {"reference": gate.reference(), "name-number": gate.mutant("name-number"),
             "stream-stall-4s": gate.mutant("stream-stall-4s")}
@@ -91,7 +91,7 @@ def test_fork_knob_turns_the_fork_path_off(monkeypatch):
 _ORPHANING = """
 import os, sys, threading
 sys.path.insert(0, sys.argv[1])
-from tests import forkserver, gate
+from tests import gate
 watch = gate._watch
 def announce(pid, wait, timeout_s):
     print(pid, flush=True)
@@ -121,7 +121,7 @@ def test_the_fork_server_and_its_run_die_with_the_gate():
         gate_proc.send_signal(signal.SIGKILL)
         gate_proc.wait()
         gate_proc.stdout.close()
-    gone, alive = psutil.wait_procs([server, run], timeout=forkserver.STOP_GRACE_S + 20)
+    gone, alive = psutil.wait_procs([server, run], timeout=gate.STOP_GRACE_S + 20)
     assert not alive, f"still running after the gate died: {alive}"
     left = [p.pid for p in psutil.process_iter() if _marked(p, mark)]
     assert not left, f"processes of the orphaned run still live: {left}"
