@@ -54,12 +54,14 @@ def _read_text_files(fx):
         for dirpath, dirnames, filenames in os.walk(top):
             if dirpath == top:
                 dirnames[:] = [d for d in dirnames if d != ".git"]
+                prefix = ""
+            else:   # one relpath a folder, not one a file: wide holds thousands
+                prefix = os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
             for filename in filenames:
                 with open(os.path.join(dirpath, filename), "rb") as f:
                     data = f.read()
                 if b"\0" not in data:
-                    rel = os.path.relpath(os.path.join(dirpath, filename), top)
-                    yield repo, rel.replace(os.sep, "/"), data
+                    yield repo, prefix + filename, data
 
 
 def files_named(fx, text: str) -> frozenset[tuple[str, str]]:
