@@ -6,6 +6,12 @@ outlives ``timeout_s``) and returns a Verdict: the exit code, the parsed JSON
 report and the sets of failed / skipped / warned case ids. Nothing here
 interprets a case; the tests compare sets.
 
+The same run can be forked instead, from a server that imported the suite
+once (tests/forkserver.py, one per run going on at once, all stopped at the
+session's end): the default for the checkout's own ``run`` under this
+interpreter; FORGE_GATE_FORK=0 turns it off (tests/test_gate_fork.py proves
+both paths give the same verdict).
+
 Adapter argvs for the adapters in tests/: ``reference()``, ``mutant(switch)``,
 ``script("nonconforming.py")``.
 """
@@ -59,6 +65,7 @@ class Verdict:
     wall_s: float
     cases: dict[str, dict] = field(default_factory=dict)   # id -> report entry
     cpu_s: float | None = None       # user + system CPU of the run's reaped process tree
+    forked: bool = False             # run through a fork server (tests/forkserver.py)
 
     def ids(self, outcome: str) -> set[str]:
         return {cid for cid, case in self.cases.items() if case.get("outcome") == outcome}
@@ -103,13 +110,14 @@ class Verdict:
 def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple[str, ...] = (),
               env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S,
               python: str | None = None, root: Path = REPO, jobs: str | None = "1",
-              environ: dict[str, str] | None = None) -> Verdict:
+              environ: dict[str, str] | None = None, fork: bool | None = None) -> Verdict:
     """Run the whole suite (or ``cases``) against ``adapter`` and parse the report
     (``root``: the checkout whose ``run`` to use; bench.py compares two).
     ``jobs``: --jobs, unless ``options`` say; None leaves the run its default.
     ``env``: the run's whole environment (but TMPDIR and the bytecode pin);
     else ``environ`` (default: this process's, as it is now) and a TMPDIR of
-    the run's own."""
+    the run's own. ``fork``: run it through a fork server (below; None: unless
+    FORGE_GATE_FORK says not to), which gives the same verdict sooner."""
     with tempfile.TemporaryDirectory(prefix="forge-gate-") as tmp:
         report_path = Path(tmp) / "report.json"
         argv = [python or sys.executable, str(root / "run"), "--json", str(report_path)]
@@ -130,19 +138,27 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
         # Output goes to files and the run is reaped with wait4, so the verdict
         # carries the CPU time of the run's whole process tree (its adapters
         # and git included), which is what the matrix's cost is made of.
-        with open(Path(tmp) / "out", "w+b") as out_f, open(Path(tmp) / "err", "w+b") as err_f:
-            with _SPAWNING:
-                proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                        stdout=out_f, stderr=err_f, start_new_session=True)
-                _RUNS.add(proc.pid)
+        out_path, err_path = Path(tmp) / "out", Path(tmp) / "err"
+        server = _server_for(argv, root, env, fork)
+        if server is not None:
             try:
-                code, cpu, killed = _reap(proc, timeout_s)
+                code, cpu, killed = server.run(argv[2:], env, root, out_path, err_path, timeout_s)
             finally:
-                _RUNS.discard(proc.pid)
-            out_f.seek(0)
-            err_f.seek(0)
-            out = out_f.read().decode("utf-8", "replace")
-            err = err_f.read().decode("utf-8", "replace")
+                _SERVERS.give_back(server)
+        else:
+            with open(out_path, "wb") as out_f, open(err_path, "wb") as err_f:
+                with _SPAWNING:
+                    proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                            stdout=out_f, stderr=err_f, start_new_session=True)
+                    _RUNS.add(proc.pid)
+                try:
+                    code, cpu, killed = _reap(proc, timeout_s)
+                finally:
+                    _RUNS.discard(proc.pid)
+        out = out_path.read_bytes().decode("utf-8", "replace") if out_path.exists() else ""
+        err = err_path.read_bytes().decode("utf-8", "replace") if err_path.exists() else ""
+        if server is not None and server.broken:
+            err += "\n[gate] the fork server ended during the run"
         if killed:
             code = None
             err += f"\n[gate] killed after {timeout_s:.0f} s"
@@ -153,7 +169,7 @@ def run_suite(adapter: list[str], *, cases: tuple[str, ...] = (), options: tuple
                 report = json.loads(report_path.read_text(encoding="utf-8"))
             except ValueError as exc:
                 err += f"\n[gate] unreadable JSON report: {exc}"
-    verdict = Verdict(argv, code, report, out, err, wall, cpu_s=cpu)
+    verdict = Verdict(argv, code, report, out, err, wall, cpu_s=cpu, forked=server is not None)
     for case in (report or {}).get("cases", []):
         verdict.cases[case.get("id")] = case
     return verdict
@@ -175,33 +191,47 @@ def _reap(proc: subprocess.Popen, timeout_s: float) -> tuple[int, float, bool]:
     """Wait for ``proc`` (blocking in wait4, no polling); past ``timeout_s``, or
     if the waiting thread is interrupted, stop its process group. Returns the
     exit code, the CPU seconds of its reaped tree and whether it was killed."""
+    def wait() -> tuple[int, float]:
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        return status, usage.ru_utime + usage.ru_stime
+
+    status, cpu, killed = _watch(proc.pid, wait, timeout_s)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, cpu, killed
+
+
+def _watch(pid: int, wait: "Callable[[], tuple[int, float]]",
+           timeout_s: float) -> tuple[int, float, bool]:
+    """``wait()`` for the run ``pid`` (the leader of its own session) to be
+    reaped, stopping its group past ``timeout_s`` or when the waiting thread is
+    interrupted (then waiting for it all the same). Returns its wait status,
+    the CPU seconds of its reaped tree and whether it was stopped."""
     reaped = threading.Event()
     killed = threading.Event()
 
     def stop():
         if not killed.is_set():
             killed.set()
-            _kill_group(proc, reaped)
+            _kill_group(pid, reaped)
 
     timer = threading.Timer(timeout_s, stop)
     timer.daemon = True
     timer.start()
     with _LIVE_LOCK:
-        _LIVE[proc.pid] = stop
+        _LIVE[pid] = stop
     try:
-        _pid, status, usage = os.wait4(proc.pid, 0)
+        status, cpu = wait()
     except BaseException:
         timer.cancel()
         threading.Thread(target=stop, daemon=True).start()
-        os.wait4(proc.pid, 0)
+        wait()
         raise
     finally:
         reaped.set()
         timer.cancel()
         with _LIVE_LOCK:
-            _LIVE.pop(proc.pid, None)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime, killed.is_set()
+            _LIVE.pop(pid, None)
+    return status, cpu, killed.is_set()
 
 
 # The suite runs started here and not yet reaped, by pid; _SPAWNING is held
@@ -237,29 +267,157 @@ _LIVE: dict[int, "Callable[[], None]"] = {}
 _LIVE_LOCK = threading.Lock()
 
 
-def _kill_group(proc: subprocess.Popen, reaped: threading.Event) -> None:
+STOP_GRACE_S = 10.0   # a stopped run's time to stop its adapters and write its report
+
+
+def _kill_group(pid: int, reaped) -> None:
     """Ctrl-C first (the suite then stops its adapters and writes a partial
-    report), then SIGKILL to everything left of its tree."""
+    report), then, once ``reaped.wait(STOP_GRACE_S)`` returns, SIGKILL to
+    everything left of its tree."""
     import psutil
 
     try:
-        tree = psutil.Process(proc.pid).children(recursive=True)
+        tree = psutil.Process(pid).children(recursive=True)
     except psutil.Error:
         tree = []
     try:
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(pid, signal.SIGINT)
     except (ProcessLookupError, PermissionError):
         pass
-    reaped.wait(10)
+    reaped.wait(STOP_GRACE_S)
     for p in tree:
         try:
             p.kill()
         except psutil.Error:
             pass
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# ---------------------------------------------------------------- the fork path
+# A run through tests/forkserver.py: the same `python3 run` argv, environment,
+# cwd, output files and session of its own, forked from a process that has
+# imported the suite once, instead of a new interpreter importing it again.
+FORK_ENV = "FORGE_GATE_FORK"
+SERVER = TESTS / "forkserver.py"
+
+
+def fork_wanted(environ=None) -> bool:
+    """FORGE_GATE_FORK=0 (or off, no, false) runs every suite in a subprocess."""
+    value = (os.environ if environ is None else environ).get(FORK_ENV, "1")
+    return value.strip().lower() not in ("0", "off", "no", "false") and os.name == "posix"
+
+
+def _interpreter_key(env: dict[str, str]) -> tuple:
+    """What an interpreter reads from its environment as it starts (a forked
+    run keeps its server's): runs that differ here get a server of their own."""
+    return tuple(sorted((k, v) for k, v in env.items()
+                        if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LANGUAGE")))
+
+
+class _Server:
+    """One tests/forkserver.py process: one run at a time."""
+
+    def __init__(self, key: tuple, env: dict[str, str]):
+        self.key = key
+        with _SPAWNING:
+            self.proc = subprocess.Popen([sys.executable, str(SERVER)], cwd=REPO, env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL)
+            _RUNS.add(self.proc.pid)   # it and its runs are the gate's, not a test's
+        self.broken = self._read() is None   # {"ready": true} once it imported the suite
+
+    def _read(self) -> dict | None:
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line.endswith(b"\n") else None
+
+    def run(self, args: list[str], env: dict[str, str], cwd: Path, out: Path, err: Path,
+            timeout_s: float) -> tuple[int | None, float | None, bool]:
+        request = {"argv": args, "env": env, "cwd": str(cwd), "stdout": str(out),
+                   "stderr": str(err)}
+        with _SPAWNING:
+            try:
+                self.proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+                self.proc.stdin.flush()
+                started = self._read()
+            except OSError:
+                started = None
+        if started is None:
+            self.broken = True
+            return None, None, False
+
+        def wait() -> tuple[int, float]:
+            done = self._read()
+            if done is None:   # the server died: its run went with it (PR_SET_PDEATHSIG)
+                self.broken = True
+                return -1, 0.0
+            return done["status"], done["cpu"]
+
+        status, cpu, killed = _watch(started["pid"], wait, timeout_s)
+        if status == -1:
+            return None, None, killed
+        return os.waitstatus_to_exitcode(status), cpu, killed
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        _RUNS.discard(self.proc.pid)
+
+
+class _Servers:
+    """The idle fork servers, by interpreter key; one is started when none is idle."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list[_Server] = []
+
+    def take(self, env: dict[str, str]) -> _Server | None:
+        key = _interpreter_key(env)
+        with self.lock:
+            for server in self.idle:
+                if server.key == key:
+                    self.idle.remove(server)
+                    return server
+        server = _Server(key, env)
+        if server.broken:   # it could not import the suite: the subprocess path says why
+            server.close()
+            return None
+        return server
+
+    def give_back(self, server: _Server) -> None:
+        if server.broken:
+            server.close()
+            return
+        with self.lock:
+            self.idle.append(server)
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for server in idle:
+            server.close()
+
+
+_SERVERS = _Servers()
+
+
+def _server_for(argv: list[str], root: Path, env: dict[str, str],
+                fork: bool | None) -> _Server | None:
+    """A fork server for this run, or None for a subprocess: only the
+    checkout's own ``run`` under this interpreter can be forked."""
+    if not (fork_wanted() if fork is None else fork) or root != REPO or argv[0] != sys.executable:
+        return None
+    return _SERVERS.take(env)
 
 
 def workers() -> int:
@@ -447,9 +605,11 @@ def start(items) -> None:
 
 
 def finish() -> None:
-    """At the session's end: stop what no test took (a -x stop, an interrupt)."""
+    """At the session's end: stop what no test took (a -x stop, an interrupt),
+    and the fork servers."""
     while _BACKGROUND:
         _BACKGROUND.pop().close()
+    _SERVERS.close()
 
 
 def verdicts(request, names) -> dict[str, Verdict]:

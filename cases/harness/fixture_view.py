@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from cases.kit.memo import remembered
+
 
 class FixtureView:
     """One materialized copy: ``path``, the org, whether the vcs repo exists."""
@@ -35,7 +37,12 @@ class FixtureView:
 
     def walk(self, repo_name: str) -> dict[str, str]:
         """Every file ("blob") and directory ("tree") of a repo on disk, by
-        ``/``-separated relative path; a git repo's ``.git`` is left out."""
+        ``/``-separated relative path; a git repo's ``.git`` is left out.
+        Walked once per view (cases.kit.memo: the copy does not change while
+        cases read it); each caller gets a dict of its own."""
+        return dict(remembered(self, ("disk", repo_name), lambda: self._walk(repo_name)))
+
+    def _walk(self, repo_name: str) -> dict[str, str]:
         top = self.path / repo_name
         found: dict[str, str] = {}
         for dirpath, dirnames, filenames in os.walk(top):

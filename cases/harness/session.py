@@ -310,6 +310,7 @@ class Harness:
             m.cleanup()
             self.owned.remove(m)
         self._fx.path = fresh.path   # cases hold the same fx object
+        self._fx.memo.clear()        # (what was learnt from the tampered copy goes with it)
         self._fx.vcs_built, self._fx.vcs_skip_reason = fresh.vcs_built, fresh.vcs_skip_reason
         self._fx_base.close()
         self._fx_base = Baseline(fresh.path)

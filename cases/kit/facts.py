@@ -54,27 +54,31 @@ def _read_text_files(fx):
         for dirpath, dirnames, filenames in os.walk(top):
             if dirpath == top:
                 dirnames[:] = [d for d in dirnames if d != ".git"]
+                prefix = ""
+            else:   # one relpath a folder, not one a file: wide holds thousands
+                prefix = os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
             for filename in filenames:
                 with open(os.path.join(dirpath, filename), "rb") as f:
                     data = f.read()
                 if b"\0" not in data:
-                    rel = os.path.relpath(os.path.join(dirpath, filename), top)
-                    yield repo, rel.replace(os.sep, "/"), data
+                    yield repo, prefix + filename, data
 
 
 def files_named(fx, text: str) -> frozenset[tuple[str, str]]:
     """(repo id, path) of every file of the fixture whose repository-relative
     path holds ``text``: what a path: query for it finds at the least (the
     matching semantics are the adapter's, RULINGS "Search")."""
-    return frozenset((repo, path) for repo, name in served(fx).items()
-                     for path, kind in fx.walk(name).items() if kind == "blob" and text in path)
+    return remembered(fx, ("named", text), lambda: frozenset(
+        (repo, path) for repo, name in served(fx).items()
+        for path, kind in fx.walk(name).items() if kind == "blob" and text in path))
 
 
 def files_containing(fx, term: str) -> frozenset[tuple[str, str]]:
     """(repo id, path) of every text file of the fixture whose bytes contain
     ``term`` (text_files: binary files are left out)."""
     needle = term.encode("utf-8")
-    return frozenset((repo, path) for repo, path, data in text_files(fx) if needle in data)
+    return remembered(fx, ("containing", term), lambda: frozenset(
+        (repo, path) for repo, path, data in text_files(fx) if needle in data))
 
 
 def git_entries_at(fx, ref: str) -> dict[str, tuple[str, str, int | None]]:
