@@ -4,7 +4,8 @@
 draws a repository set (fixture/drawn.py), writes it to a private temp
 folder and starts the adapter on it the way the harness does (wire/: own
 process group, the contract's argv and environment, a host's initialize).
-Its rules send what the host sends, at drawn repositories, refs, paths and
+Once started it asks the requests that touch the set's costly shapes
+(``aim``). Its rules send what the host sends, at drawn repositories, refs, paths and
 terms: repo/tree, repo/blob of listed ids, search/code one-shot and
 streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/blame,
 repo/commit (of any drawn commit by its id, or of a branch or tag name),
@@ -188,6 +189,36 @@ class Explore(RuleBasedStateMachine):
         self.caps = self.caps.capabilities if self.caps is not None else None
         self.host = CommitHost(self.p, self.caps)
         self.monitor()
+        self.aim()
+
+    def aim(self) -> None:
+        """The requests that touch the costly shapes this set holds, asked
+        before the drawn program (a drawn rule reaches each only now and
+        then): repo/tree of each repository at ref null, repo/blob_at of a
+        blob above 1 MiB, repo/commit of the wide commit and of the merge,
+        org/repos of a listing brought to a page size, and one request at a fault
+        repository. The rules judge each reply, as in the program."""
+        for at, repo in enumerate(self.drawn.repos):
+            if repo.files:
+                self.repo_tree(at)        # at < len(repos): ref null
+        gits = [x for x in self.drawn.repos if x.is_git]
+        for r, repo in enumerate(gits):
+            if repo.history.empty:
+                continue
+            files = dict(repo.files)
+            big = [f for f, p in enumerate(sorted(files)) if len(files[p]) > D.ONE_MIB]
+            if big and self.cap("log"):
+                self.repo_blob_at(r, 0, big[0])           # ref null, the big blob
+            h = repo.history
+            wide = [f"s{i}" for i, snap in enumerate(h.side_commits)
+                    if any(p.startswith(D.WIDE_FOLDER + "/") for p, _ in snap)][:1]
+            merge = [f"d{len(h.commits) - 1}"] if h.merged else []
+            for label in (wide + merge) if self.cap("commit") else ():
+                self.judge_commit(repo, self.commits[repo.name][label], label)
+        if self.drawn.fillers and self.cap("orgs"):
+            self.repos_of_org()
+        if self.drawn.faults and not self.ctx.settings.no_faults:
+            self.request_at_fault(0, 0)
 
     def teardown(self):
         if self.p is not None:
@@ -803,8 +834,10 @@ class Explore(RuleBasedStateMachine):
         filled = [x for x in self.drawn.repos if x.files]
         asks = [("repo/tree", J.COVERAGE, Tree,
                  {"repo": self.rid(_pick(filled, i).name), "ref": None})] if filled else []
-        if self.listed:
-            repo, _, sha, _ = _pick(self.listed, i)
+        # a blob above 1 MiB may be refused (§3.4): not asked here
+        small = [x for x in self.listed if len(x[3]) <= D.ONE_MIB]
+        if small:
+            repo, _, sha, _ = _pick(small, i)
             asks.append(("repo/blob", J.BLOB, Blob, {"repo": repo, "sha": sha}))
         gits = [x for x in self.drawn.repos if x.is_git and not x.history.empty]
         if gits and self.cap("log"):
