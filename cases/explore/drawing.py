@@ -173,6 +173,8 @@ def repo_sets(*, max_repos: int = 3):
         if draw(unless("wide commit" in focus, st.booleans())):
             # a commit past the 500-file budget (shrinks away)
             n = draw(st.sampled_from(WIDE_COMMITS))
+            if "wide commit" in focus:
+                n = max(WIDE_COMMITS)                     # focused: past the budget
             wide = {f"{WIDE_FOLDER}/w{i:03d}.txt": WIDE_BYTES for i in range(n)}
             side_snaps.append(tuple(sorted({**dict(side_snaps[-1]), **wide}.items())))
         older = max(0, len(snaps) - 2)

@@ -196,8 +196,10 @@ class Explore(RuleBasedStateMachine):
         before the drawn program (a drawn rule reaches each only now and
         then): repo/tree of each repository at ref null, repo/blob_at of a
         blob above 1 MiB, repo/commit of the wide commit and of the merge,
-        org/repos of a listing brought to a page size, and one request at a fault
-        repository. The rules judge each reply, as in the program."""
+        search/repos of nothing (the pick popup lists every repository, hostile
+        names among them), org/repos of a listing brought to a page size, and
+        one request at a fault repository. The rules judge each reply, as in
+        the program."""
         for at, repo in enumerate(self.drawn.repos):
             if repo.files:
                 self.repo_tree(at)        # at < len(repos): ref null
@@ -215,6 +217,7 @@ class Explore(RuleBasedStateMachine):
             merge = [f"d{len(h.commits) - 1}"] if h.merged else []
             for label in (wide + merge) if self.cap("commit") else ():
                 self.judge_commit(repo, self.commits[repo.name][label], label)
+        self.search_repos(0, "empty")
         if self.drawn.fillers and self.cap("orgs"):
             self.repos_of_org()
         if self.drawn.faults and not self.ctx.settings.no_faults:
@@ -824,8 +827,9 @@ class Explore(RuleBasedStateMachine):
 
     @rule(m=PICK, i=PICK)
     def cancel_other(self, m, i):
-        """A repo/tree, repo/log or repo/blob with its $/cancelRequest in the
-        same write, judged by FC-045's own judges: answered first without a
+        """A repo/tree, repo/blob, repo/log, repo/refs, repo/blob_at,
+        repo/blame or repo/clone_url with its $/cancelRequest in the same
+        write, judged by FC-045's own judges: answered first without a
         cancel (an error then is the method's owner's), the cancelled one
         ends with a result of the method's shape (a cancel is advisory: no
         error), and the same request sent after it is answered."""
@@ -843,6 +847,20 @@ class Explore(RuleBasedStateMachine):
         if gits and self.cap("log"):
             asks.append(("repo/log", J.LOG, Log, {"repo": self.rid(_pick(gits, i).name),
                                                   "path": None, "ref": None, "limit": None}))
+        if gits and self.cap("refs"):
+            asks.append(("repo/refs", J.REFS, Refs, {"repo": self.rid(_pick(gits, i).name)}))
+        files = dict(_pick(gits, i).files) if gits else {}
+        served = sorted(p for p, d in files.items() if len(d) <= D.ONE_MIB)
+        if served and self.cap("log"):
+            asks.append(("repo/blob_at", J.BLOB_AT, BlobAt, {"repo": self.rid(_pick(gits, i).name),
+                                                            "path": _pick(served, i), "ref": None}))
+        texts = sorted(p for p, d in files.items() if b"\0" not in d)
+        if texts and self.cap("blame"):
+            asks.append(("repo/blame", J.BLAME, Blame, {"repo": self.rid(_pick(gits, i).name),
+                                                       "path": _pick(texts, i), "ref": None}))
+        if filled:
+            asks.append(("repo/clone_url", J.CLONE_URL, CloneUrl,
+                         {"repo": self.rid(_pick(filled, i).name)}))
         if not asks:
             return
         method, owner, shape, params = _pick(asks, m)
