@@ -154,8 +154,8 @@ class Explore(RuleBasedStateMachine):
 
     # -- the set and the adapter --------------------------------------------
 
-    @initialize(drawn=repo_sets())
-    def start(self, drawn):
+    @initialize(drawn=repo_sets(), opening=st.data())
+    def start(self, drawn, opening):
         ctx = self.ctx
         ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound
         self.drawn = drawn
@@ -190,6 +190,7 @@ class Explore(RuleBasedStateMachine):
         self.host = CommitHost(self.p, self.caps)
         self.monitor()
         self.aim()
+        self.open(opening)
 
     def aim(self) -> None:
         """The requests that touch the costly shapes this set holds, asked
@@ -222,6 +223,22 @@ class Explore(RuleBasedStateMachine):
             self.repos_of_org()
         if self.drawn.faults and not self.ctx.settings.no_faults:
             self.request_at_fault(0, 0)
+
+    def open(self, data) -> None:
+        """A drawn opening: some of the program's rules, each once at most,
+        in a drawn order and with drawn arguments (as the program draws
+        them), before the program. hypothesis draws the program's rules
+        unevenly (an early example often repeats one rule), so this gives
+        each kind of request its turn within the first examples; it shrinks
+        to no opening."""
+        rules = type(self).setup_state().rules
+        picked = data.draw(st.lists(st.integers(0, len(rules) - 1), unique=True,
+                                    max_size=len(rules)), label="opening")
+        for k in picked:
+            rule = rules[k]
+            if all(ok(self) for ok in rule.preconditions):
+                rule.function(self, **{name: data.draw(strategy)
+                                       for name, strategy in rule.arguments_strategies.items()})
 
     def teardown(self):
         if self.p is not None:
