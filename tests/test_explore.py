@@ -92,12 +92,26 @@ def runs(tmp_path_factory):
 # -- the drawn sets -------------------------------------------------------------
 
 def _files(root: Path) -> dict[str, bytes]:
+    """Every regular file under ``root`` (bar .git) -> its bytes."""
     out = {}
     for here, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in files:
             path = Path(here) / name
-            out[str(path.relative_to(root))] = path.read_bytes()
+            if not path.is_symlink():
+                out[str(path.relative_to(root))] = path.read_bytes()
+    return out
+
+
+def _links(root: Path) -> dict[str, str]:
+    """Every symbolic link under ``root`` (bar .git) -> its target."""
+    out = {}
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files + dirs:
+            path = Path(here) / name
+            if path.is_symlink():
+                out[str(path.relative_to(root))] = os.readlink(path)
     return out
 
 
@@ -117,6 +131,8 @@ def test_a_drawn_set_is_written_byte_for_byte_the_same_and_keeps_the_contract(tm
     for repo in drawn.listed():
         served = {p: d for p, d in _files(first / repo.name).items()}
         assert served == dict(repo.files), f"{repo.name} holds what ref null serves"
+        assert _links(first / repo.name) == dict(repo.links) == _links(second / repo.name)
+        assert all(t in dict(repo.files) for _, t in repo.links), "a link's target is a file"
         assert any("/" not in p for p, _ in repo.files) or not repo.files, \
             "a repository root holds a file, or the repository is empty"
         assert all(len(seg.encode("utf-8")) <= D.NAME_MAX for p, _ in repo.files
@@ -188,6 +204,61 @@ def test_a_drawn_merge_and_wide_commit_are_what_git_holds(tmp_path):
     assert _files(where) == dict(merged)
 
 
+def test_drawn_links_modes_and_merges_are_what_git_holds(tmp_path):
+    """A tip commit adding a symbolic link (git's mode 120000, its blob the
+    target's path) and making a file executable (100644 -> 100755, the same
+    bytes); a plain directory's link; an octopus merge (parents in order:
+    the commit before it, the side branch's tip, the third branch's commit);
+    a merge resolving a conflict (the file differs from both parents). Each
+    written twice the same."""
+    base = (("a", b"x\n"), ("b", b"y\n"))
+    tip = (("a", b"x\n"), ("b", b"y\nchanged\n"))
+    side = ((("a", b"x\n"), ("b", b"y\n"), ("c", b"side\n")),)
+    linked = D.History("trunk", (base, tip), "main", 0, side, 0, 0,
+                       links=(("l", "b"),), executable=("a",))
+    octo = tuple(sorted({**dict(base), D.OCTOPUS_FILE: D.OCTOPUS_BYTES}.items()))
+    octo_tip = tuple(sorted({**dict(tip), "c": b"side\n", D.OCTOPUS_FILE: D.OCTOPUS_BYTES}.items()))
+    octopus = D.History("main", (base, tip, octo_tip), "feature", 0, side, 0, 0, merged=True,
+                        octopus=octo)
+    ours, theirs = b"y\nchanged\n" + D.OURS, b"y\n" + D.THEIRS
+    resolved = (("a", b"x\n"), ("b", ours + D.THEIRS))
+    conflict = D.History("main", (base, (("a", b"x\n"), ("b", ours)), resolved), "feature", 0,
+                         ((("a", b"x\n"), ("b", theirs)),), 0, 0, merged=True)
+    drawn = D.DrawnSet((D.DrawnRepo("r", tip, linked, links=(("l", "b"),)),
+                        D.DrawnRepo("s", octo_tip, octopus), D.DrawnRepo("t", resolved, conflict),
+                        D.DrawnRepo("u", (("f", b"f\n"),), links=(("g", "f"),))))
+    first, second = tmp_path / "a", tmp_path / "b"
+    ids = D.write(drawn, first)
+    assert D.write(drawn, second) == ids
+    for name in ("r", "s", "t", "u"):
+        assert _files(first / name) == _files(second / name)
+        assert _links(first / name) == _links(second / name) == dict(drawn.repo(name).links)
+
+    def git(repo: str, *args: str) -> str:
+        return subprocess.run(["git", "-C", str(first / repo), *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    r = ids["r"]
+    tree = {line.split("\t")[1]: line.split()[0] for line in
+            git("r", "ls-tree", "-r", r["d1"]).splitlines()}
+    assert tree == {"a": "100755", "b": "100644", "l": "120000"}
+    assert git("r", "cat-file", "blob", f"{r['d1']}:l") == "b"
+    assert git("r", "ls-tree", r["d0"], "a").split()[0] == "100644"
+    assert git("r", "diff-tree", "-r", "--no-commit-id", "--name-status", r["d0"], r["d1"]
+               ).split() == ["M", "a", "M", "b", "A", "l"]
+    assert os.access(first / "r" / "a", os.X_OK) and not os.access(first / "r" / "b", os.X_OK)
+    assert (first / "u" / "g").read_bytes() == b"f\n"
+    s = ids["s"]
+    assert git("s", "rev-list", "--parents", "-n1", s["d2"]).split()[1:] == [s["d1"], s["s0"],
+                                                                              s["o0"]]
+    assert git("s", "rev-parse", D.OCTOPUS_BRANCH).strip() == s["o0"]
+    assert _files(first / "s") == dict(octo_tip)
+    t = ids["t"]
+    assert git("t", "rev-list", "--parents", "-n1", t["d2"]).split()[1:] == [t["d1"], t["s0"]]
+    sides = {git("t", "show", f"{t[label]}:b").encode() for label in ("d1", "s0")}
+    assert sides == {ours, theirs} and (first / "t" / "b").read_bytes() == ours + D.THEIRS
+
+
 def test_the_strategy_draws_the_hostile_shapes():
     """Over a few draws: names needing URL escaping, NFD names, repository
     names needing URL escaping, a page-sized fan-out and one of a thousand, a
@@ -226,6 +297,15 @@ def test_the_strategy_draws_the_hostile_shapes():
                 seen.add("default branch not main")
             if repo.is_git and repo.history.merged:
                 seen.add("merge")
+            if repo.is_git and repo.history.octopus is not None:
+                seen.add("octopus merge")
+            if repo.is_git and repo.history.merged and any(
+                    d.endswith(D.OURS + D.THEIRS) for _, d in repo.files):
+                seen.add("merge resolving a conflict")
+            if repo.is_git and repo.history.executable:
+                seen.add("file made executable")
+            if repo.links:
+                seen.add("symlink in git" if repo.is_git else "symlink in a plain directory")
             if repo.is_git and any(
                     sum(p.startswith(D.WIDE_FOLDER + "/") for p, _ in snap) > 500
                     for snap in repo.history.side_commits):
@@ -242,7 +322,8 @@ def test_the_strategy_draws_the_hostile_shapes():
             "term after a CR or form feed", "fan-out of a thousand", "long multi-byte name",
             "deep path", "blob above 1 MiB", "empty directory", "empty git repository",
             "fault repository", "hostile repository name", "listing past a page", "merge",
-            "commit of more than 500 files"}
+            "commit of more than 500 files", "octopus merge", "merge resolving a conflict",
+            "file made executable", "symlink in git", "symlink in a plain directory"}
     for n in SHAPE_SEEDS:     # the rare shapes: a second seed's draws where the first lacks one
         seed(n)(settings(max_examples=SHAPE_EXAMPLES, deadline=None, database=None,
                          suppress_health_check=list(HealthCheck))(given(repo_sets())(look)))()

@@ -2,8 +2,9 @@
 
 ``repo_sets()`` draws a ``fixture.drawn.DrawnSet`` (names, long names and deep
 paths, fan-outs around page sizes, hostile contents, blobs above 1 MiB, empty
-repositories, a git history with now and then a merge and, rarely, a commit
-of more than 500 files); ``fixture.drawn.write`` turns it into bytes on disk.
+repositories, a git history with now and then a merge (resolving a conflict,
+or an octopus one) and, rarely, a commit of more than 500 files, a file made
+executable, a symbolic link); ``fixture.drawn.write`` turns it into bytes on disk.
 The costly shapes (a fan-out of a thousand, a big blob, a wide commit) are
 drawn rarely and shrink away; each example first draws a focus (FOCI: a
 history's, a file set's or the set's rare shapes, or none), whose shapes it
@@ -14,14 +15,16 @@ here, beside the machine that uses it.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
+import dataclasses
 import unicodedata
 
+from hypothesis import strategies as st
+
 from fixture.drawn import (BIG_FANOUT, BIG_SIZES, DEFAULT_BRANCHES, FAULT_KINDS, FILLER_PREFIX,
-                           LONG_NAME_BYTES, NAME_MAX, PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES,
-                           TERM_HEAD, TERM_LETTERS, WIDE_BYTES, WIDE_COMMITS, WIDE_FOLDER,
-                           DrawnRepo, DrawnSet, History, big_bytes, fillers, plain_text)
+                           LONG_NAME_BYTES, NAME_MAX, OCTOPUS_BYTES, OCTOPUS_FILE, ONE_MIB, OURS,
+                           PAGE_FANOUTS, SIDE_BRANCHES, SKIPPED_NAMES, TERM_HEAD, TERM_LETTERS,
+                           THEIRS, WIDE_BYTES, WIDE_COMMITS, WIDE_FOLDER, DrawnRepo, DrawnSet,
+                           History, big_bytes, fillers, plain_text)
 
 # Name pieces: plain ones, and the ones a URL, a shell or a normalizer trips on.
 _PLAIN = ("a", "b", "c", "doc", "src", "x1", "readme", "m_n", "Lib", "9")
@@ -40,11 +43,14 @@ RARE = 5                             # a rare shape: one draw in RARE (0..RARE-1
 # in the set's git repository, a file set's in its first repository (the git
 # one when there is one).
 HISTORY = ("big blob", "default branch", "wide commit", "merge")
-FILES = ("fan-out", "long name", "deep path")
+FILES = ("fan-out", "long name", "deep path", "link")
 SET = ("listing", "fault", "empty")
 FOCI = ((), HISTORY, FILES, SET)
 # the org sizes fillers bring a listing to (a thousand repositories would cost too much)
 LISTING_SIZES = tuple(n for n in PAGE_FANOUTS if n <= BIG_FANOUT)
+# A merge of the side branch: its files brought in; a file both sides changed,
+# resolved by keeping both sides' lines; an octopus merge of a third branch too.
+MERGES = ("plain", "conflict", "octopus")
 
 
 def repo_sets(*, max_repos: int = 3):
@@ -181,9 +187,32 @@ def repo_sets(*, max_repos: int = 3):
         tags = draw(st.integers(0, older)), draw(st.integers(0, older))
         # the side branch merged (shrinks away)
         merged = draw(unless("merge" in focus, st.integers(0, 2).map(lambda n: n == 2)))
+        octopus, executable = None, ()
         if merged:
-            snaps.append(_merge(snaps[-1], snaps[side_from], side_snaps[-1]))
-        return History(default, tuple(snaps), side, side_from, tuple(side_snaps), *tags, merged)
+            how = draw(st.sampled_from(MERGES))
+            fork = snaps[side_from]
+            resolved = {}
+            if how == "conflict" and side_from < len(snaps) - 1:
+                both = [p for p in sorted(dict(fork)) if p in dict(snaps[-1])
+                        and p in dict(side_snaps[-1]) and not p.startswith(WIDE_FOLDER + "/")]
+                if both:                                  # both sides change one file
+                    p = draw(st.sampled_from(both))
+                    ours = dict(snaps[-1])[p] + OURS
+                    snaps[-1] = tuple(sorted({**dict(snaps[-1]), p: ours}.items()))
+                    side_snaps[-1] = tuple(sorted({**dict(side_snaps[-1]),
+                                                   p: dict(side_snaps[-1])[p] + THEIRS}.items()))
+                    resolved[p] = ours + THEIRS
+            if how == "octopus":                          # a third branch, one commit
+                octopus = tuple(sorted({**dict(fork), OCTOPUS_FILE: OCTOPUS_BYTES}.items()))
+                resolved[OCTOPUS_FILE] = OCTOPUS_BYTES
+            tip = dict(_merge(snaps[-1], fork, side_snaps[-1]))
+            snaps.append(tuple(sorted({**tip, **resolved}.items())))
+        elif len(snaps) > 1 and draw(rarely()):           # the tip makes a file executable
+            kept = sorted(set(dict(snaps[-1])) & set(dict(snaps[-2])))
+            if kept:
+                executable = (draw(st.sampled_from(kept)),)
+        return History(default, tuple(snaps), side, side_from, tuple(side_snaps), *tags, merged,
+                       executable=executable, octopus=octopus)
 
     def _merge(tip: tuple, fork: tuple, side: tuple) -> tuple:
         """A merge of the side branch into ``tip``: the files the side added
@@ -280,6 +309,29 @@ def repo_sets(*, max_repos: int = 3):
         # most draws list the org around a page size; none is where shrinking lands
         sizes = LISTING_SIZES if "listing" in focus else (0,) + LISTING_SIZES
         fill = fillers(draw(st.sampled_from(sizes)), len(out))
+        if draw(unless("link" in focus, rarely())):       # a symbolic link to a file
+            out = draw(linked(out))
         return DrawnSet(tuple(out), tuple(terms), faults=faults, fillers=fill)
+
+    @st.composite
+    def linked(draw, repos: list) -> list:
+        """``repos`` with a symbolic link at one's root to one of its files
+        holding no term (so no search finds a term at the link), not above
+        1 MiB; in a git repository, added by its tip commit (none when the tip
+        is a merge)."""
+        fit = [i for i, r in enumerate(repos) if r.files
+               and not (r.is_git and r.history.merged)]
+        if not fit:
+            return repos
+        i = draw(st.sampled_from(fit))
+        repo = repos[i]
+        targets = [p for p, d in repo.files
+                   if TERM_HEAD.encode() not in d.lower() and len(d) <= ONE_MIB]
+        name = draw(short)
+        if not targets or any(p == name or p.startswith(name + "/") for p, _ in repo.files):
+            return repos
+        link = ((name, draw(st.sampled_from(targets))),)
+        hist = repo.history and dataclasses.replace(repo.history, links=link)
+        return repos[:i] + [dataclasses.replace(repo, history=hist, links=link)] + repos[i + 1:]
 
     return sets()

@@ -236,9 +236,45 @@ def git_ancestors(fx) -> dict[str, frozenset[str]]:
     return out
 
 
-def not_newest_first(fx, got: list, want: list[str]) -> str | None:
+def git_log_touching(fx, ref: str, path: str) -> frozenset[str]:
+    """Every commit of ``ref``'s history that touches ``path`` by any reading
+    of §3.7's "commits that touch that path": git's log of the path without
+    history simplification (a side line whose change a merge discarded or
+    repeated), and every merge whose tree differs there from one of its
+    parents (§3.12 reads a merge's changes against its first parent). git's
+    default ``git log -- path`` is the least such listing (FIXTURES.md,
+    "repo/log of a path across merges")."""
+    def walk():
+        out = set(git_text(fx, "log", "--full-history", "--format=%H", ref, "--", path).split())
+        for line in git_text(fx, "rev-list", "--merges", "--parents", ref).splitlines():
+            merge, *parents = line.split()
+            if any(git_text(fx, "diff-tree", "--name-only", "-r", "-z", p, merge, "--", path)
+                   for p in parents):
+                out.add(merge)
+        return frozenset(out)
+    return remembered(fx, ("log touching", ref, path), walk)
+
+
+def log_left_out(got: list, want: list[str]) -> list[str]:
+    """git's commits ``want`` a listing ``got`` leaves out: each touches the
+    path by every reading, so a listing without one is cut short."""
+    listed = set(got)
+    return [w for w in want if w not in listed]
+
+
+def log_complete(got: list, want: list[str], may: frozenset[str] = frozenset()) -> bool:
+    """Whether ``got`` lists every commit that touches the path by any reading
+    (``want`` and ``may``): then no further commit exists, and a listing
+    saying truncated true claims one that does not."""
+    return not log_left_out(got, want) and set(got) >= may
+
+
+def not_newest_first(fx, got: list, want: list[str],
+                     may: frozenset[str] = frozenset()) -> str | None:
     """Why the commits ``got`` (git ids, in the adapter's order) are not a
     newest-first listing of (a leading part of) git's commits ``want``, or None.
+    ``may``: further commits a listing may hold (git_log_touching: a path's log
+    by another reading of "touch"), each then judged for its order too.
 
     Newest first is read as children before parents: each commit is listed
     before its ancestors, and none is listed while a newer commit of the
@@ -249,13 +285,13 @@ def not_newest_first(fx, got: list, want: list[str]) -> str | None:
     ancestors, wanted = git_ancestors(fx), set(want)
     pos: dict[str, int] = {}
     for i, c in enumerate(got):
-        if c not in wanted:
+        if c not in wanted and c not in may:
             return f"item {i + 1} ({(c or 'no commit')[:12]}) is not in git's log"
         if c in pos:
             return f"{c[:12]} is listed twice"
         pos[c] = i
     for c, i in pos.items():
-        for d in want:
+        for d in (*want, *(x for x in pos if x not in wanted)):
             if c in ancestors.get(d, ()) and pos.get(d, len(got)) > i:
                 return (f"{c[:12]} is listed before its descendant {d[:12]}" if d in pos else
                         f"{c[:12]} is listed while its descendant {d[:12]} (newer) is not")

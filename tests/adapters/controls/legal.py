@@ -431,6 +431,38 @@ class LogTopoOrder(Hooks):
         return msg
 
 
+@control("log-full-history")
+class LogFullHistory(Hooks):
+    """repo/log of a path walks every line of history (git log --full-history): the merge of topic is listed in src/lib.rs's log on main.
+
+    Legal: §3.7 lists "commits that touch that path" and says nothing of
+    history simplification; the merge's tree differs there from its first
+    parent (§3.12 reads a merge's changes against it), and a backend that
+    walks every line lists it (FIXTURES.md "repo/log of a path across
+    merges"). Limit and truncated as the reference keeps them: its default
+    page and cap, one row looked past the limit.
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        path = req.params.get("path") if req is not None and req.method == "repo/log" else None
+        if result is None or not isinstance(path, str) or not path \
+                or not is_git(proxy, req.params.get("repo")):
+            return msg
+        limit = req.params.get("limit")
+        n = max(1, min(limit, 99)) if isinstance(limit, int) and not isinstance(limit, bool) else 50
+        out = git(proxy, req.params["repo"], "log", "--full-history", "-z",
+                  "--format=%H%x1f%an%x1f%aI%x1f%s", f"-n{n + 1}",
+                  req.params.get("ref") or "HEAD", "--", path)
+        if out.returncode != 0:
+            return msg
+        items = [dict(zip(("sha", "author", "date", "subject"), r.strip("\n").split("\x1f", 3)))
+                 for r in out.stdout.split("\0") if r.strip()]
+        if items:
+            result["items"], result["truncated"] = items[:n], len(items) > n
+        return msg
+
+
 OPTIONS = (("--diff-algorithm=patience", "-U1"), ("--histogram", "-U5"),
            ("--minimal", "-U0"), ("--diff-algorithm=myers", "-U2"))
 
