@@ -127,12 +127,10 @@ def repo_sets(*, max_repos: int = 3):
             parent = draw(st.sampled_from(dirs))
             name = draw(segment)
             dirs.append(f"{parent}/{name}" if parent else name)
-        for _ in range(draw(st.integers(1 if need_root_file else 0, 4))):
+        for k in range(draw(st.integers(1 if need_root_file else 0, 4))):
             where = draw(st.sampled_from(dirs))
-            name = draw(segment)
+            name = draw(any_segment("long name" in focus and k == 0))   # focused: a long one
             files[f"{where}/{name}" if where else name] = draw(contents())
-        if "long name" in focus:
-            files[draw(any_segment(True))] = draw(contents())
         if draw(unless("fan-out" in focus, st.integers(0, 3).map(lambda n: n == 3))):
             # a fan-out around a page size (shrinks away)
             where = draw(st.sampled_from(dirs[1:] or [""]))
@@ -158,9 +156,11 @@ def repo_sets(*, max_repos: int = 3):
 
     @st.composite
     def history(draw, tip: tuple, focus=()) -> History:
+        # drawn either way, so dropping the focus keeps every later draw in place
         default = draw(st.sampled_from(DEFAULT_BRANCHES))
+        other = draw(st.sampled_from([b for b in DEFAULT_BRANCHES if b != "main"]))
         if "default branch" in focus and default == "main":
-            default = draw(st.sampled_from([b for b in DEFAULT_BRANCHES if b != "main"]))
+            default = other
         side = draw(st.sampled_from([b for b in SIDE_BRANCHES if b != default]))
         snaps = [tip]
         for _ in range(draw(st.integers(1, 3))):          # older commits, newest first
@@ -264,7 +264,9 @@ def repo_sets(*, max_repos: int = 3):
         # unique as a normalizing, case-folding file system would keep them apart
         names = draw(st.lists(repo_name, min_size=n, max_size=n,
                               unique_by=lambda m: unicodedata.normalize("NFC", m).casefold()))
-        git_at = draw(st.integers(0, n - 1)) if draw(unless(focus == HISTORY, st.booleans())) else -1
+        wants_git = draw(unless(focus == HISTORY, st.booleans()))   # a git one (shrinks away)
+        at = draw(st.integers(0, n - 1))                # drawn either way, as ``other`` is
+        git_at = at if wants_git else -1
         # the focused shape: in the git repository, or in the first
         home = names[max(git_at, 0)]
         repos = {name: dict(draw(file_set(need_root_file=True,

@@ -42,7 +42,7 @@ DEFAULT_SEED = 20260601
 DEFAULT_BUDGET_S = 60.0
 SHRINK_S = 10.0          # shrinking runs to the end of the budget, and at least this long
 SHRINK_EXAMPLES_S = 60.0  # with --examples: shrinking runs until hypothesis stops, at most this long
-SHRINK_STALL = 20        # shrinking ends after this many candidates in a row found nothing smaller
+SHRINK_STALL = 30        # shrinking ends after this many candidates in a row found nothing smaller
 STEPS = 10               # requests per example at most
 BUILT_KEPT = 4           # drawn sets kept built for the examples that draw them again
 # Examples per hypothesis run within a budget: hypothesis spends the first tenth
