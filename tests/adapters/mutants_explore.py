@@ -38,7 +38,7 @@ PAGE = 20
 # count, not a budget, so the verdict does not hang on the machine's load;
 # hypothesis sizes its early draws by the count, so each mutant's is the one
 # measured to find it (README "How it is proven"): one count for all, the one they
-# were measured at (each is found well within it).
+# were measured at (each is found well within it), bar a mutant measured at another.
 EXAMPLES = 30
 
 
@@ -417,7 +417,8 @@ class CancelGitReadError(Hooks):
 AUTH_FAULT_REPO = "denied"
 
 
-@explore("fault-auth-by-name", "FC-060", "§6.2: a credential failure is an error of kind auth")
+@explore("fault-auth-by-name", "FC-060", "§6.2: a credential failure is an error of kind auth",
+         examples=100)
 class FaultAuthByName(Hooks):
     """A FAULTS.json repository of kind auth is answered with kind auth only when it is named
     'denied' (a backend stand-in keyed on the fixture's names); any other is answered as a
