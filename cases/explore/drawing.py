@@ -6,7 +6,10 @@ repositories, a git history with now and then a merge (resolving a conflict,
 or an octopus one) and, rarely, a commit of more than 500 files, a file made
 executable, a symbolic link); ``fixture.drawn.write`` turns it into bytes on disk.
 The costly shapes (a fan-out of a thousand, a big blob, a wide commit) are
-drawn rarely and shrink away. The fixture package stays stdlib only: what draws lives
+drawn rarely and shrink away; each example first draws a focus (FOCI: a
+history's, a file set's or the set's rare shapes, or none), whose shapes it
+holds for sure, so each rare shape is drawn within the first examples of a
+run. The fixture package stays stdlib only: what draws lives
 here, beside the machine that uses it.
 """
 
@@ -32,6 +35,17 @@ _WIDE = ("é", "日本", "u\u0308", "ü")  # the multi-byte characters a long na
 DEEP = (12, 30)                      # directories above a deep path's file
 REPO_NAMES = ("r", "s", "t", "lib", "tools", "w")
 RARE = 5                             # a rare shape: one draw in RARE (0..RARE-1 hits at the last)
+# The costly or rare shapes, in the foci an example may draw: each example
+# draws one focus (or none, where shrinking lands) and holds each of its
+# shapes for sure, besides whatever else it draws at the usual rates, so
+# every shape has its turn within the first examples of a run (hypothesis
+# draws a new first choice for most early examples). A history's shapes are
+# in the set's git repository, a file set's in its first repository (the git
+# one when there is one).
+HISTORY = ("big blob", "default branch", "wide commit", "merge")
+FILES = ("fan-out", "long name", "deep path", "link")
+SET = ("listing", "fault", "empty")
+FOCI = ((), HISTORY, FILES, SET)
 # the org sizes fillers bring a listing to (a thousand repositories would cost too much)
 LISTING_SIZES = tuple(n for n in PAGE_FANOUTS if n <= BIG_FANOUT)
 # A merge of the side branch: its files brought in; a file both sides changed,
@@ -53,14 +67,19 @@ def repo_sets(*, max_repos: int = 3):
     def rarely():
         return st.integers(0, RARE - 1).map(lambda n: n == RARE - 1)   # shrinks to False
 
+    def unless(focused: bool, strategy):
+        """``strategy``'s boolean, or True when the example focuses on the shape
+        (drawn either way, so a shrink that drops the focus keeps the rest)."""
+        return strategy.map(lambda hit: hit or focused)
+
     piece = st.sampled_from(_PLAIN + _HOSTILE)     # shrinks toward the plain pieces
     short = st.builds(lambda lead, parts: lead + "".join(parts), st.sampled_from(_LEADING),
                       st.lists(piece, min_size=1, max_size=4)).filter(ok_name)
 
     @st.composite
-    def any_segment(draw) -> str:
+    def any_segment(draw, focused: bool = False) -> str:
         """A name: now and then one at the file system's limit (long_segment)."""
-        return draw(long_segment()) if draw(rarely()) else draw(short)
+        return draw(long_segment()) if draw(unless(focused, rarely())) else draw(short)
 
     # A repository is a top-level directory named as the adapter contract
     # serves it (<org>/<name>): hostile pieces too, but no leading '.' (a
@@ -100,28 +119,31 @@ def repo_sets(*, max_repos: int = 3):
         return data
 
     @st.composite
-    def file_set(draw, *, need_root_file: bool) -> tuple[tuple[str, bytes], ...]:
+    def file_set(draw, *, need_root_file: bool, focus=()) -> tuple[tuple[str, bytes], ...]:
+        """A repository's files; ``focus``: the shapes it holds for sure."""
         files: dict[str, bytes] = {}
         dirs = [""]
         for _ in range(draw(st.integers(0, 2))):          # depth: nested directories
             parent = draw(st.sampled_from(dirs))
             name = draw(segment)
             dirs.append(f"{parent}/{name}" if parent else name)
-        for _ in range(draw(st.integers(1 if need_root_file else 0, 4))):
+        for k in range(draw(st.integers(1 if need_root_file else 0, 4))):
             where = draw(st.sampled_from(dirs))
-            name = draw(segment)
+            name = draw(any_segment("long name" in focus and k == 0))   # focused: a long one
             files[f"{where}/{name}" if where else name] = draw(contents())
-        if draw(st.integers(0, 3)) == 3:                  # a fan-out around a page size (shrinks away)
+        if draw(unless("fan-out" in focus, st.integers(0, 3).map(lambda n: n == 3))):
+            # a fan-out around a page size (shrinks away)
             where = draw(st.sampled_from(dirs[1:] or [""]))
             big = draw(rarely())                          # a thousand files: rarely
             n = draw(st.sampled_from([n for n in PAGE_FANOUTS if (n > BIG_FANOUT) == big]))
             folder = f"{where}/fan" if where else "fan"
             for i in range(n):
                 files[f"{folder}/f{i:03d}.txt"] = b"%d\n" % i
-        if draw(rarely()):                                # a deep path
+        if draw(unless("deep path" in focus, rarely())):   # a deep path
             chain = "/".join(f"d{i}" for i in range(draw(st.sampled_from(DEEP))))
             files[f"{chain}/{draw(segment)}"] = draw(contents())
-        if draw(st.integers(0, 2)) == 2:                  # a blob above 1 MiB (shrinks away)
+        if draw(unless("big blob" in focus, st.integers(0, 2).map(lambda n: n == 2))):
+            # a blob above 1 MiB (shrinks away)
             where = draw(st.sampled_from(dirs))
             name = draw(segment)
             files[f"{where}/{name}" if where else name] = big_bytes(draw(st.sampled_from(BIG_SIZES)))
@@ -133,8 +155,12 @@ def repo_sets(*, max_repos: int = 3):
         return tuple((p, files[p]) for p in sorted(files) if p not in clash)
 
     @st.composite
-    def history(draw, tip: tuple) -> History:
+    def history(draw, tip: tuple, focus=()) -> History:
+        # drawn either way, so dropping the focus keeps every later draw in place
         default = draw(st.sampled_from(DEFAULT_BRANCHES))
+        other = draw(st.sampled_from([b for b in DEFAULT_BRANCHES if b != "main"]))
+        if "default branch" in focus and default == "main":
+            default = other
         side = draw(st.sampled_from([b for b in SIDE_BRANCHES if b != default]))
         snaps = [tip]
         for _ in range(draw(st.integers(1, 3))):          # older commits, newest first
@@ -150,13 +176,17 @@ def repo_sets(*, max_repos: int = 3):
                 cur = nxt
         if not side_snaps:                                # the side branch differs from its fork
             side_snaps.append(tuple(sorted({**dict(cur), "side-only": b"side\n"}.items())))
-        if draw(st.integers(0, 1)) == 1:                  # a commit past the 500-file budget (shrinks away)
+        if draw(unless("wide commit" in focus, st.booleans())):
+            # a commit past the 500-file budget (shrinks away)
             n = draw(st.sampled_from(WIDE_COMMITS))
+            if "wide commit" in focus:
+                n = max(WIDE_COMMITS)                     # focused: past the budget
             wide = {f"{WIDE_FOLDER}/w{i:03d}.txt": WIDE_BYTES for i in range(n)}
             side_snaps.append(tuple(sorted({**dict(side_snaps[-1]), **wide}.items())))
         older = max(0, len(snaps) - 2)
         tags = draw(st.integers(0, older)), draw(st.integers(0, older))
-        merged = draw(st.integers(0, 2)) == 2             # the side branch merged (shrinks away)
+        # the side branch merged (shrinks away)
+        merged = draw(unless("merge" in focus, st.integers(0, 2).map(lambda n: n == 2)))
         octopus, executable = None, ()
         if merged:
             how = draw(st.sampled_from(MERGES))
@@ -229,12 +259,19 @@ def repo_sets(*, max_repos: int = 3):
 
     @st.composite
     def sets(draw) -> DrawnSet:
+        focus = draw(st.sampled_from(FOCI))
         n = draw(st.integers(1, max_repos))
         # unique as a normalizing, case-folding file system would keep them apart
         names = draw(st.lists(repo_name, min_size=n, max_size=n,
                               unique_by=lambda m: unicodedata.normalize("NFC", m).casefold()))
-        git_at = draw(st.integers(0, n - 1)) if draw(st.booleans()) else -1   # a git one (shrinks away)
-        repos = {name: dict(draw(file_set(need_root_file=True))) for name in names}
+        wants_git = draw(unless(focus == HISTORY, st.booleans()))   # a git one (shrinks away)
+        at = draw(st.integers(0, n - 1))                # drawn either way, as ``other`` is
+        git_at = at if wants_git else -1
+        # the focused shape: in the git repository, or in the first
+        home = names[max(git_at, 0)]
+        repos = {name: dict(draw(file_set(need_root_file=True,
+                                          focus=focus if name == home else ())))
+                 for name in names}
         terms = []
         texts = [(name, p) for name in names for p, d in sorted(repos[name].items())
                  if plain_text(d) and not p.startswith("fan/") and "/fan/" not in p]
@@ -251,7 +288,7 @@ def repo_sets(*, max_repos: int = 3):
         out = []
         for i, name in enumerate(names):
             files = tuple(sorted(repos[name].items()))
-            hist = draw(history(files)) if i == git_at else None
+            hist = draw(history(files, focus)) if i == git_at else None
             out.append(DrawnRepo(name, hist.commits[-1] if hist else files, hist))
 
         def folded(name: str) -> str:
@@ -261,19 +298,20 @@ def repo_sets(*, max_repos: int = 3):
             taken = {folded(r.name) for r in out}
             return [m for m in REPO_NAMES if folded(m) not in taken]
 
-        if draw(rarely()) and unused():                   # an empty repository
+        if draw(unless("empty" in focus, rarely())) and unused():   # an empty repository
             name = draw(st.sampled_from(unused()))
             hist = None
             if draw(st.booleans()):                       # git init's: no commit, HEAD unborn
                 hist = History(draw(st.sampled_from(DEFAULT_BRANCHES)), (), "", 0, (), 0, 0)
             out.append(DrawnRepo(name, (), hist))
         faults = ()
-        if draw(rarely()) and unused():                   # a repository standing for a failure
+        if draw(unless("fault" in focus, rarely())) and unused():   # a repository standing for a failure
             name = draw(st.sampled_from(unused()))
             faults = ((name, *draw(st.sampled_from(FAULT_KINDS))),)
         # most draws list the org around a page size; none is where shrinking lands
-        fill = fillers(draw(st.sampled_from((0,) + LISTING_SIZES)), len(out))
-        if draw(rarely()):                                # a symbolic link to a file
+        sizes = LISTING_SIZES if "listing" in focus else (0,) + LISTING_SIZES
+        fill = fillers(draw(st.sampled_from(sizes)), len(out))
+        if draw(unless("link" in focus, rarely())):       # a symbolic link to a file
             out = draw(linked(out))
         return DrawnSet(tuple(out), tuple(terms), faults=faults, fillers=fill)
 

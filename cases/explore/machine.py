@@ -4,7 +4,8 @@
 draws a repository set (fixture/drawn.py), writes it to a private temp
 folder and starts the adapter on it the way the harness does (wire/: own
 process group, the contract's argv and environment, a host's initialize).
-Its rules send what the host sends, at drawn repositories, refs, paths and
+Once started it asks the requests that touch the set's costly shapes
+(``aim``). Its rules send what the host sends, at drawn repositories, refs, paths and
 terms: repo/tree, repo/blob of listed ids, search/code one-shot and
 streamed with a limit, repo/refs, repo/log, repo/blob_at, repo/blame,
 repo/commit (of any drawn commit by its full or abbreviated id, or of a branch or tag name),
@@ -155,8 +156,8 @@ class Explore(RuleBasedStateMachine):
 
     # -- the set and the adapter --------------------------------------------
 
-    @initialize(drawn=repo_sets())
-    def start(self, drawn):
+    @initialize(drawn=repo_sets(), opening=st.data())
+    def start(self, drawn, opening):
         ctx = self.ctx
         ctx.before_example()           # may raise BudgetSpent, or reject() past the shrink bound
         self.drawn = drawn
@@ -190,6 +191,56 @@ class Explore(RuleBasedStateMachine):
         self.caps = self.caps.capabilities if self.caps is not None else None
         self.host = CommitHost(self.p, self.caps)
         self.monitor()
+        self.aim()
+        self.open(opening)
+
+    def aim(self) -> None:
+        """The requests that touch the costly shapes this set holds, asked
+        before the drawn program (a drawn rule reaches each only now and
+        then): repo/tree of each repository at ref null, repo/blob_at of a
+        blob above 1 MiB, repo/commit of the wide commit and of the merge,
+        search/repos of nothing (the pick popup lists every repository, hostile
+        names among them), org/repos of a listing brought to a page size, and
+        one request at a fault repository. The rules judge each reply, as in
+        the program."""
+        for at, repo in enumerate(self.drawn.repos):
+            if repo.files:
+                self.repo_tree(at)        # at < len(repos): ref null
+        gits = [x for x in self.drawn.repos if x.is_git]
+        for r, repo in enumerate(gits):
+            if repo.history.empty:
+                continue
+            files = dict(repo.files)
+            big = [f for f, p in enumerate(sorted(files)) if len(files[p]) > D.ONE_MIB]
+            if big and self.cap("log"):
+                self.repo_blob_at(r, 0, big[0])           # ref null, the big blob
+            h = repo.history
+            wide = [f"s{i}" for i, snap in enumerate(h.side_commits)
+                    if any(p.startswith(D.WIDE_FOLDER + "/") for p, _ in snap)][:1]
+            merge = [f"d{len(h.commits) - 1}"] if h.merged else []
+            for label in (wide + merge) if self.cap("commit") else ():
+                self.judge_commit(repo, self.commits[repo.name][label], label)
+        self.search_repos(0, "empty")
+        if self.drawn.fillers and self.cap("orgs"):
+            self.repos_of_org()
+        if self.drawn.faults and not self.ctx.settings.no_faults:
+            self.request_at_fault(0, 0)
+
+    def open(self, data) -> None:
+        """A drawn opening: some of the program's rules, each once at most,
+        in a drawn order and with drawn arguments (as the program draws
+        them), before the program. hypothesis draws the program's rules
+        unevenly (an early example often repeats one rule), so this gives
+        each kind of request its turn within the first examples; it shrinks
+        to no opening."""
+        rules = type(self).setup_state().rules
+        picked = data.draw(st.lists(st.integers(0, len(rules) - 1), unique=True,
+                                    max_size=len(rules)), label="opening")
+        for k in picked:
+            rule = rules[k]
+            if all(ok(self) for ok in rule.preconditions):
+                rule.function(self, **{name: data.draw(strategy)
+                                       for name, strategy in rule.arguments_strategies.items()})
 
     def teardown(self):
         if self.p is not None:
@@ -873,8 +924,9 @@ class Explore(RuleBasedStateMachine):
 
     @rule(m=PICK, i=PICK)
     def cancel_other(self, m, i):
-        """A repo/tree, repo/log or repo/blob with its $/cancelRequest in the
-        same write, judged by FC-045's own judges: answered first without a
+        """A repo/tree, repo/blob, repo/log, repo/refs, repo/blob_at,
+        repo/blame or repo/clone_url with its $/cancelRequest in the same
+        write, judged by FC-045's own judges: answered first without a
         cancel (an error then is the method's owner's), the cancelled one
         ends with a result of the method's shape (a cancel is advisory: no
         error), and the same request sent after it is answered."""
@@ -883,13 +935,29 @@ class Explore(RuleBasedStateMachine):
         filled = [x for x in self.drawn.repos if x.files]
         asks = [("repo/tree", J.COVERAGE, Tree,
                  {"repo": self.rid(_pick(filled, i).name), "ref": None})] if filled else []
-        if self.listed:
-            repo, _, sha, _ = _pick(self.listed, i)
+        # a blob above 1 MiB may be refused (§3.4): not asked here
+        small = [x for x in self.listed if len(x[3]) <= D.ONE_MIB]
+        if small:
+            repo, _, sha, _ = _pick(small, i)
             asks.append(("repo/blob", J.BLOB, Blob, {"repo": repo, "sha": sha}))
         gits = [x for x in self.drawn.repos if x.is_git and not x.history.empty]
         if gits and self.cap("log"):
             asks.append(("repo/log", J.LOG, Log, {"repo": self.rid(_pick(gits, i).name),
                                                   "path": None, "ref": None, "limit": None}))
+        if gits and self.cap("refs"):
+            asks.append(("repo/refs", J.REFS, Refs, {"repo": self.rid(_pick(gits, i).name)}))
+        files = dict(_pick(gits, i).files) if gits else {}
+        served = sorted(p for p, d in files.items() if len(d) <= D.ONE_MIB)
+        if served and self.cap("log"):
+            asks.append(("repo/blob_at", J.BLOB_AT, BlobAt, {"repo": self.rid(_pick(gits, i).name),
+                                                            "path": _pick(served, i), "ref": None}))
+        texts = sorted(p for p, d in files.items() if b"\0" not in d)
+        if texts and self.cap("blame"):
+            asks.append(("repo/blame", J.BLAME, Blame, {"repo": self.rid(_pick(gits, i).name),
+                                                       "path": _pick(texts, i), "ref": None}))
+        if filled:
+            asks.append(("repo/clone_url", J.CLONE_URL, CloneUrl,
+                         {"repo": self.rid(_pick(filled, i).name)}))
         if not asks:
             return
         method, owner, shape, params = _pick(asks, m)

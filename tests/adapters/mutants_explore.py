@@ -38,8 +38,8 @@ PAGE = 20
 # count, not a budget, so the verdict does not hang on the machine's load;
 # hypothesis sizes its early draws by the count, so each mutant's is the one
 # measured to find it (README "How it is proven"): one count for all, the one they
-# were measured at, bar a mutant whose shape needs more.
-EXAMPLES = 150
+# were measured at (each is found well within it), bar a mutant measured at another.
+EXAMPLES = 30
 
 
 def explore(switch: str, owner: str, rule: str, examples: int = EXAMPLES):
@@ -394,9 +394,59 @@ class CancelTreeError(Hooks):
         return msg
 
 
+@explore("cancel-git-read-error", "FC-045",
+         "§5.4: a cancelled request still ends with a normal reply")
+class CancelGitReadError(Hooks):
+    """A repo/refs, repo/blob_at, repo/blame or repo/clone_url cancelled in flight is answered
+    with an error (its backend call's abort surfaces as a failure) instead of its result.
+
+    Hides on: the canonical cases, which cancel in-flight searches only (FC-122's cancels name
+    finished requests)."""
+
+    METHODS = ("repo/refs", "repo/blob_at", "repo/blame", "repo/clone_url")
+
+    def reply(self, proxy, req, msg):
+        if req is not None and req.method in self.METHODS and req.cancelled:
+            return {"jsonrpc": "2.0", "id": msg.get("id"),
+                    "error": {"code": 1, "message": "request aborted",
+                              "data": {"kind": "provider"}}}
+        return msg
+
+
+# The one canonical fault repository of kind auth (fixture/FAULTS.json).
+AUTH_FAULT_REPO = "denied"
+
+
+@explore("fault-auth-by-name", "FC-060", "§6.2: a credential failure is an error of kind auth",
+         examples=100)
+class FaultAuthByName(Hooks):
+    """A FAULTS.json repository of kind auth is answered with kind auth only when it is named
+    'denied' (a backend stand-in keyed on the fixture's names); any other is answered as a
+    provider failure.
+
+    Hides on: the canonical fixture, whose one auth fault repository is 'denied'."""
+
+    def reply(self, proxy, req, msg):
+        import json
+        error = msg.get("error")
+        params = req.params if req is not None else {}
+        data = error.get("data") if isinstance(error, dict) else None
+        repo = params.get("repo") if isinstance(params, dict) else None
+        if not isinstance(data, dict) or data.get("kind") != "auth" or not isinstance(repo, str):
+            return msg
+        name = repo_name(repo)
+        try:
+            with open(os.path.join(proxy.fixture, "FAULTS.json"), encoding="utf-8") as f:
+                faults = json.load(f)
+        except (OSError, ValueError):
+            return msg
+        if name in faults and name != AUTH_FAULT_REPO:
+            data["kind"] = "provider"
+        return msg
+
+
 @explore("commit-cap-silent", "FC-103",
-         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut",
-         examples=300)
+         "§3.12: files are the whole first-parent diff, or truncated true says the list is cut")
 class CommitCapSilent(ResultEdit):
     """repo/commit of a commit touching more than 500 files lists the first 500 (a backend
     page) and says truncated false, as if that were all.
