@@ -38,9 +38,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from cases.harness.fixture_view import FixtureView
 from cases.judges import monitoring
-from cases.kit.commit_ids import git_commit_of
+from cases.kit.commit_ids import commit_by_stamp, git_commit_of
 from cases.explore import judges as J
-from cases.kit.formats import b64_loose, instant   # b64: bytes, not the encoding (the blob case's)
+from cases.kit.formats import b64_loose   # b64: bytes, not the encoding (the blob case's)
 from cases.kit.settings import CACHE_BYTES, CACHE_PROVIDER
 from cases.explore.drawing import repo_sets
 from fixture import drawn as D
@@ -582,10 +582,9 @@ class Explore(RuleBasedStateMachine):
         want = [] if empty else [c.sha for c in gitfacts.git_log(g, ref or repo.history.default_branch,
                                                                  path)]
         # ids in the backend's vocabulary (RULINGS): a spelling git resolves, else the
-        # commit of that subject and author date (each drawn commit has its own)
-        stamps = {} if empty else {(c.subject, c.date): c.sha
-                                    for c in gitfacts.git_log(g, "--all")}
-        got = [git_commit_of(g, i.sha) or stamps.get((i.subject, instant(i.date)))
+        # commit of that date (cases.kit.commit_ids.resolve's reading)
+        every = [] if empty else gitfacts.git_log(g, "--all")
+        got = [git_commit_of(g, i.sha) or commit_by_stamp(every, i.subject, i.date)
                for i in model.items]
         what = f"repo/log {_show(params)}"
         # a path's log across merges: git's default listing, or any listing of

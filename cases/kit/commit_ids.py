@@ -61,11 +61,17 @@ def resolve(adapter, fx, sha: Any) -> str | None:
         return None
     if not items:
         return None
-    # the commit of that instant; its subject decides only between commits of
-    # one instant (a subject other than git's is FC-094's warning, not a miss)
-    when = either_instant(items[0].date)
-    dated = [c for c in git_log(fx, "--all") if when in c.dates]
-    matches = [c.sha for c in dated if c.subject == items[0].subject] or [c.sha for c in dated]
+    return commit_by_stamp(git_log(fx, "--all"), items[0].subject, items[0].date)
+
+
+def commit_by_stamp(commits, subject: Any, date: Any) -> str | None:
+    """git's commit (of ``commits``, gitfacts.GitCommit) of a log item whose id
+    git cannot read: the commit of that instant (either ISO-8601 format); its
+    subject decides only between commits of one instant (a subject other
+    than git's is FC-094's warning, not a miss). None when none or several."""
+    when = either_instant(date)
+    dated = [c for c in commits if when is not None and when in c.dates]
+    matches = [c.sha for c in dated if c.subject == subject] or [c.sha for c in dated]
     return matches[0] if len(matches) == 1 else None
 
 
