@@ -244,20 +244,32 @@ _SPAWNING = threading.Lock()
 def own_descendants() -> set[int]:
     """The live descendants of this process, less the suite runs started here
     and their trees: what a self-test started itself, while the gate pool's
-    runs go on beside it."""
+    runs go on beside it.
+
+    Judged on one reading of every process's parent, not by walking each
+    one's parents afterwards: a run's adapter whose own parent exits between
+    the two (a proxy stopped before the adapter behind it) is reparented to
+    init for an instant, and a second look would take it for this process's."""
     import psutil
-    out = set()
+    me = os.getpid()
     with _SPAWNING:
         runs = set(_RUNS)
-        for proc in psutil.Process().children(recursive=True):
-            try:
-                if proc.status() == psutil.STATUS_ZOMBIE:
-                    continue
-                if proc.pid in runs or any(p.pid in runs for p in proc.parents()):
-                    continue
-            except psutil.NoSuchProcess:
+        parent: dict[int, int] = {}
+        live: set[int] = set()
+        for proc in psutil.process_iter(["ppid", "status"]):
+            info = proc.info
+            if info["ppid"] is None:
                 continue
-            out.add(proc.pid)
+            parent[proc.pid] = info["ppid"]
+            if info["status"] not in (None, psutil.STATUS_ZOMBIE):
+                live.add(proc.pid)
+    out = set()
+    for pid in live - {me}:
+        up, steps = pid, 0
+        while up in parent and up != me and up not in runs and steps < 64:
+            up, steps = parent[up], steps + 1
+        if up == me:
+            out.add(pid)
     return out
 
 
