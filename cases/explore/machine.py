@@ -93,10 +93,12 @@ class GitView:
     """git in one drawn repository, for cases.kit.gitfacts (``.path``, ``git_bytes``, ``memo``).
     Pathspecs are literal: drawn names hold '?' and other glob characters."""
 
-    def __init__(self, path: Path, home: Path, repo_id: str = ""):
+    def __init__(self, path: Path, home: Path, repo_id: str = "", memo: dict | None = None):
         self.path = path
         self.repo_id = repo_id
-        self.memo: dict = {}   # git's answers about this repository (cases.kit.memo.remembered)
+        # git's answers about this repository (cases.kit.memo.remembered); the
+        # runner shares one among the copies of one build (Context.git_memo)
+        self.memo: dict = {} if memo is None else memo
         self._env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home),
                      "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                      "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_LITERAL_PATHSPECS": "1"}
@@ -168,7 +170,8 @@ class Explore(RuleBasedStateMachine):
         self.commits = ctx.materialize(drawn, self.fx)
         home = self.tmp / "git-home"
         home.mkdir()
-        self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name))
+        self.git = {r.name: GitView(self.fx / r.name, home, self.rid(r.name),
+                                    ctx.git_memo(drawn, r.name))
                     for r in drawn.repos if r.is_git}
         # the drawn set as the listing cases' judges read a fixture (repo ids, walks)
         self.view = FixtureView(self.fx, ctx.settings.org, False, None, home)

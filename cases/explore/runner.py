@@ -86,7 +86,7 @@ class Context:
     failures: dict = field(default_factory=dict)     # owner -> Failure (smallest seen)
     first_failure_example: int | None = None
     smaller_at: int = 0          # the example that last made a finding smaller
-    built: dict = field(default_factory=dict)        # DrawnSet -> (folder, commit ids), newest last
+    built: dict = field(default_factory=dict)        # DrawnSet -> (folder, commit ids, git memos), newest last
     budget_spent: bool = False
 
     def before_example(self) -> None:
@@ -110,13 +110,20 @@ class Context:
         built = self.built.pop(drawn, None)
         if built is None:
             where = Path(tempfile.mkdtemp(prefix="built-", dir=self.temp)) / "fixture"
-            built = (where, D.write(drawn, where))
+            built = (where, D.write(drawn, where), {})
         self.built[drawn] = built
         while len(self.built) > BUILT_KEPT:
-            old, _ = self.built.pop(next(iter(self.built)))
+            old, _, _ = self.built.pop(next(iter(self.built)))
             shutil.rmtree(old.parent, ignore_errors=True)
         shutil.copytree(built[0], dest, symlinks=True)
         return built[1]
+
+    def git_memo(self, drawn, name: str) -> dict:
+        """git's answers about repository ``name`` of ``drawn`` (materialized
+        last), kept with its build: every copy of one build holds the same
+        commits, so the examples that draw the set again (shrinking, mostly)
+        do not ask git again what an earlier one asked."""
+        return self.built[drawn][2].setdefault(name, {})
 
     def record(self, violation: J.Violation, machine) -> None:
         if self.first_owner is None:

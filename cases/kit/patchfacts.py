@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from cases.kit.commitfacts import HUNK_HEADER
 from cases.kit.gitfacts import GitCommitFacts, git_bytes
+from cases.kit.memo import remembered
 from wire.messages import CommitFile
 
 
@@ -130,14 +131,17 @@ def apply_problem(patch: str, old: str, new: str) -> str | None:
 # ---------------------------------------------------------------- git's two sides
 
 def tree_entries(fx, rev: str) -> dict[str, tuple[str, str]]:
-    """path -> (mode, object id) of every entry of the tree at ``rev``."""
-    out: dict[str, tuple[str, str]] = {}
-    for record in git_bytes(fx, "ls-tree", "-r", "-z", rev).decode("utf-8", "replace").split("\0"):
-        meta, _, path = record.partition("\t")
-        if path:
-            mode, _kind, oid = meta.split()
-            out[path] = (mode, oid)
-    return out
+    """path -> (mode, object id) of every entry of the tree at ``rev``, read
+    once per view (each file of a commit asks for both its trees)."""
+    def read() -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        for record in git_bytes(fx, "ls-tree", "-r", "-z", rev).decode("utf-8", "replace").split("\0"):
+            meta, _, path = record.partition("\t")
+            if path:
+                mode, _kind, oid = meta.split()
+                out[path] = (mode, oid)
+        return out
+    return remembered(fx, ("tree-entries", rev), read)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ import time
 
 if __name__ == "__main__":   # run as a script: the checkout's root on the path
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
+    from cases.kit.invocation import keep_bytecode
+    keep_bytecode()   # before the hooks: started once per drawn example, their modules compile once
 
 from tests.adapters.hooks import (MIB, HitsEdit, ResultEdit, Variant, is_git, read_worktree,  # noqa: E402
                                   registrar, repo_name, sha256_hex)
@@ -517,8 +519,6 @@ class CommitPathsQuoted(ResultEdit):
 
 
 if __name__ == "__main__":
-    from cases.kit.invocation import keep_bytecode
-    keep_bytecode()
     args = sys.argv[1:]
     if args[:1] == ["--list"]:
         for m in EXPLORE.values():
