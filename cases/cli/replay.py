@@ -169,14 +169,18 @@ class _Live:
                 self.cond.notify_all()
 
     def wait_for(self, key: tuple, deadline: float) -> float | None:
-        """When the frame with ``key`` arrived (waiting until ``deadline``), or None."""
+        """When the frame with ``key`` arrived (waiting until ``deadline``), or
+        None. A stream's batches come before its reply (PROTOCOL §5.3), so a
+        batch not here once the reply to its id is has not come in time: the
+        wait ends there (a later one is still read, and compared)."""
+        reply = ("reply", key[1]) if key[0] == "partial" else None
         with self.cond:
             while True:
                 for when, k, _ in self.frames:
                     if k == key:
                         return when
                 remaining = deadline - time.monotonic()
-                if self.ended or remaining <= 0:
+                if self.ended or remaining <= 0 or any(k == reply for _, k, _ in self.frames):
                     return None
                 self.cond.wait(remaining)
 
