@@ -2,7 +2,7 @@
 """Benchmarks of ``run --explore`` (not collected by pytest).
 
     python3 tests/bench_explore.py explore [--budgets 15,30,60] [--seed S]
-    python3 tests/bench_explore.py explore-controls [--seeds 20] [--examples 12] [--parallel 2] [--only a,b]
+    python3 tests/bench_explore.py explore-controls [--seeds 20] [--first 1] [--examples 12] [--parallel 2] [--only a,b]
 
 (``tests/bench.py explore`` once bench.py adds ``COMMANDS`` below.)
 
@@ -115,8 +115,8 @@ def cmd_controls(args) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     only = set(args.only.split(",")) if args.only else None
-    seeds = range(1, args.seeds + 1)
-    print(f"explore, seeds 1..{args.seeds}, {args.examples} examples each, {args.parallel} "
+    seeds = range(args.first, args.first + args.seeds)
+    print(f"explore, seeds {seeds[0]}..{seeds[-1]}, {args.examples} examples each, {args.parallel} "
           f"run(s) at a time: every run must be clean")
 
     def one(name, adapter, env, s):
@@ -142,7 +142,8 @@ def cmd_controls(args) -> int:
 
 
 def controls_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=20, help="how many seeds")
+    parser.add_argument("--first", type=int, default=1, help="the first seed (a sweep resumed)")
     parser.add_argument("--examples", type=int, default=12)
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time")
     parser.add_argument("--only", help="comma-separated adapters (reference, host-profile, or "
