@@ -129,6 +129,27 @@ class TreeLastPageDropped(ResultEdit):
                 for d in dropped)]
 
 
+# Entries a silently capped tree walk keeps (wide, the canonical fixture's largest tree, has
+# 3,200; a drawn fan-out of 5,001 files is the one shape past it).
+TREE_CAP = 5000
+
+
+@explore("tree-cap-5000", "FC-020",
+         "§3.3: truncated: true when (and only when) the adapter's budget cut the walk")
+class TreeCap5000(ResultEdit):
+    """repo/tree keeps the first 5,000 entries of a walk and drops the rest, with truncated
+    false (a budget that never says so).
+
+    Hides on: the canonical fixture, whose largest tree (wide) holds 3,200 entries."""
+
+    method = "repo/tree"
+
+    def edit(self, proxy, req, result):
+        entries = result.get("entries")
+        if isinstance(entries, list) and len(entries) > TREE_CAP:
+            result["entries"] = entries[:TREE_CAP]
+
+
 # A name's bytes past which the long-names mutant's backend gives up (no canonical name
 # comes near it; a drawn long name is 250 to 255 bytes).
 LONG_NAME = 200
