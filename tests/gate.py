@@ -244,33 +244,12 @@ _SPAWNING = threading.Lock()
 def own_descendants() -> set[int]:
     """The live descendants of this process, less the suite runs started here
     and their trees: what a self-test started itself, while the gate pool's
-    runs go on beside it.
-
-    Judged on one reading of every process's parent, not by walking each
-    one's parents afterwards: a run's adapter whose own parent exits between
-    the two (a proxy stopped before the adapter behind it) is reparented to
-    init for an instant, and a second look would take it for this process's."""
-    import psutil
-    me = os.getpid()
+    runs go on beside it (one reading of every process's parent decides, so
+    a run's adapter reparented for an instant is nobody's:
+    wire.process.descendants)."""
+    from wire.process import descendants
     with _SPAWNING:
-        runs = set(_RUNS)
-        parent: dict[int, int] = {}
-        live: set[int] = set()
-        for proc in psutil.process_iter(["ppid", "status"]):
-            info = proc.info
-            if info["ppid"] is None:
-                continue
-            parent[proc.pid] = info["ppid"]
-            if info["status"] not in (None, psutil.STATUS_ZOMBIE):
-                live.add(proc.pid)
-    out = set()
-    for pid in live - {me}:
-        up, steps = pid, 0
-        while up in parent and up != me and up not in runs and steps < 64:
-            up, steps = parent[up], steps + 1
-        if up == me:
-            out.add(pid)
-    return out
+        return descendants(os.getpid(), through=set(_RUNS))
 
 
 # pid -> stop() of every suite run being waited for (a background pool's

@@ -198,7 +198,7 @@ def scan(request, monkeypatch):
     """Each test of the tree runs with tree()'s two scans: one reading of
     /proc (Linux), and psutil's process list (elsewhere)."""
     if request.param == "psutil":
-        monkeypatch.setattr(process, "_proc_table", lambda: None)
+        monkeypatch.setattr(process, "_proc_table", lambda **_: None)
     elif process._proc_table() is None:
         pytest.skip("no /proc here: only the psutil scan exists")
     return request.param
@@ -251,12 +251,39 @@ def test_both_scans_find_the_same_tree(monkeypatch, mode, found_by):
         other = int(out.split(found_by)[1].split()[0])
         by_proc = [p.pid for p in child.tree()]
         child._seen = {}   # forget what the first scan found
-        monkeypatch.setattr(process, "_proc_table", lambda: None)
+        monkeypatch.setattr(process, "_proc_table", lambda **_: None)
         by_psutil = [p.pid for p in child.tree()]
         assert by_proc == by_psutil == [child.pid, other]
     finally:
         child.kill()
         child.close()
+
+
+def test_descendants_follow_parents_from_one_reading(scan):
+    """descendants(): a child, a grandchild that left the group (setsid),
+    each listed; a pid named in ``through`` hides itself and its tree; an
+    exited child waiting to be reaped (a zombie) is not listed."""
+    child = Child.spawn(child_argv("forker", "stays"), env=os.environ)
+    try:
+        out = read_until(child.stdout_fd, b"ready\n")
+        grandchild = int(out.split(b"grandchild ")[1].split()[0])
+        me = os.getpid()
+        found = process.descendants(me)
+        assert {child.pid, grandchild} <= found
+        assert me not in found
+        assert not {child.pid, grandchild} & process.descendants(me, through={child.pid})
+        assert process.descendants(child.pid) >= {grandchild}
+    finally:
+        child.kill()
+    zombie = Child.spawn([sys.executable, "-c", "pass"], env=os.environ)
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)   # exited, not reaped
+        assert psutil.Process(zombie.pid).status() == psutil.STATUS_ZOMBIE
+        assert zombie.pid not in process.descendants(os.getpid())
+    finally:
+        zombie.kill()
+        zombie.close()
+    child.close()
 
 
 def test_stop_lets_a_well_behaved_child_exit_on_eof():

@@ -58,6 +58,10 @@ Finding the tree
     reuse). A descendant that wipes its environment *and* escapes parentage
     before any scan sees it cannot be found; nothing portable can.
 
+    ``descendants(root, through=...)`` is the same reading of parents for any
+    process (the self-tests' leak checks): the live processes below ``root``,
+    less those below a pid of ``through``.
+
 Stopping
     ``stop()`` closes stdin, waits a short grace for the child to exit, sends
     SIGTERM to the group and to every process of the tree, waits briefly, then
@@ -90,7 +94,7 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import psutil
 
@@ -796,9 +800,10 @@ def _kernel_thread(proc: psutil.Process) -> bool:
     return psutil.LINUX and (proc.pid == 2 or info.get("ppid") == 2)
 
 
-def _proc_table() -> dict[int, tuple[int, int]] | None:
+def _proc_table(*, live_only: bool = False) -> dict[int, tuple[int, int]] | None:
     """{pid: (ppid, start time in clock ticks)} of every process, read from
-    /proc/<pid>/stat; None where there is no such /proc (not Linux)."""
+    /proc/<pid>/stat; None where there is no such /proc (not Linux).
+    ``live_only``: zombies and dead processes left out."""
     if not psutil.LINUX:
         return None
     try:
@@ -817,10 +822,42 @@ def _proc_table() -> dict[int, tuple[int, int]] | None:
                 os.close(fd)
             # "pid (comm) state ppid ..."; comm may hold spaces and parentheses
             fields = data[data.rindex(b")") + 2:].split()
+            if live_only and fields[0] in (b"Z", b"X", b"x"):
+                continue
             table[int(name)] = (int(fields[1]), int(fields[19]))
         except (OSError, ValueError, IndexError):   # gone, or unreadable
             continue
     return table
+
+
+def descendants(root: int, *, through: Collection[int] = ()) -> set[int]:
+    """The live processes (zombies count as dead) whose chain of parents
+    reaches ``root`` without passing through a pid of ``through``, judged on
+    one reading of every process's parent: a process whose parent exits
+    between two readings is reparented to init for an instant, and walking
+    parents afterwards would lose it or misplace it. A kid started before its
+    parent is a reused pid, not a kid (as in tree())."""
+    table = _proc_table(live_only=True)
+    if table is None:
+        table = {}
+        for proc in psutil.process_iter(["ppid", "status", "create_time"]):
+            info = proc.info
+            if info["ppid"] is None or info["status"] in (None, psutil.STATUS_ZOMBIE):
+                continue
+            table[proc.pid] = (info["ppid"], info["create_time"] or 0)
+    stops = set(through)
+    out: set[int] = set()
+    for pid in table:
+        if pid == root or pid in stops:
+            continue
+        kid, up, steps = pid, table[pid][0], 0
+        while up != root and up not in stops and up in table and steps < 64:
+            if table[up][1] > table[kid][1]:
+                break
+            kid, up, steps = up, table[up][0], steps + 1
+        if up == root and (root not in table or table[root][1] <= table[kid][1]):
+            out.add(pid)
+    return out
 
 
 def _marker_in_proc(pid: int, ppid: int, start: int) -> str | None:
