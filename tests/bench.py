@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -532,6 +533,116 @@ def wire_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds; the best of each is shown")
 
 
+# ---------------------------------------------------------------- floor
+
+FLOOR_POLL_S = 0.01     # the run's own CPU is read this often until it exits
+SELF_TEST_TARGET_S = 600
+
+
+def _split_run(adapter: list[str]) -> dict:
+    """One whole-suite run (one process, not forked), its CPU split: the
+    suite's own process, and what it reaped (adapters with their git, the
+    suite's git), read from the run's /proc counters just before it exits;
+    adapter starts counted as the run's python children seen (a poll every
+    FLOOR_POLL_S: one living under that is missed, none is counted twice)."""
+    import psutil
+    from tests import gate
+
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        env = {**os.environ, **gate.bytecode_env(), "TMPDIR": tmp}
+        argv = [sys.executable, str(ROOT / "run"), "--json", f"{tmp}/r.json", "--jobs", "1",
+                "--", *adapter]
+        began = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ps, last, starts = psutil.Process(proc.pid), None, set()
+        while True:
+            try:
+                last = ps.cpu_times()
+                starts.update(c.pid for c in ps.children() if adapter[-1] in " ".join(c.cmdline()))
+            except psutil.Error:
+                pass
+            try:
+                proc.wait(FLOOR_POLL_S)   # the exit ends the reading; the timeout paces it
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        report = json.loads(Path(f"{tmp}/r.json").read_text()) if Path(f"{tmp}/r.json").exists() else {}
+    return {"wall": time.monotonic() - began, "self": last.user + last.system,
+            "reaped": last.children_user + last.children_system, "starts": len(starts),
+            "failed": sorted(c["id"] for c in report.get("cases", []) if c["outcome"] == "failed")}
+
+
+def _start_cpu(argv: list[str], times: int) -> float:
+    """CPU seconds of one start of ``argv`` that ends at once (stdin at EOF)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        for _ in range(times):
+            subprocess.run([*argv, tmp], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env={**os.environ, **_bytecode()})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) / times
+
+
+def _bytecode() -> dict[str, str]:
+    from tests import gate
+    return gate.bytecode_env()
+
+
+def cmd_floor(args) -> int:
+    """Why the self-test takes what it takes. Every mutant and control of the
+    matrix runs the whole suite, so the gate pool alone needs at least (runs
+    x CPU of a run / cores) seconds, whatever its scheduling: this measures a
+    sample of the matrix's runs (forked, as the pool runs them, and once in
+    one plain process for the split: the suite's own CPU against what it
+    reaped, adapters and git), the CPU of one adapter start that does
+    nothing, and prints that floor beside the self-test's target."""
+    from tests import gate
+    from tests.adapters.controls import CONTROLS
+    from tests.adapters.mutants import MUTANTS
+
+    names = sorted(MUTANTS)
+    sample = args.only.split(",") if args.only else names[::max(1, len(names) // args.sample)][:args.sample]
+    rows = []
+    for switch in sample:
+        adapter = gate.mutant(switch)
+        split = _split_run(adapter)
+        forked = gate.run_suite(adapter)
+        ok = set(split["failed"]) == set(MUTANTS[switch].expected) == forked.failed
+        rows.append((switch, split, forked.cpu_s, ok))
+        print(f"  {switch:34} forked {forked.cpu_s:5.2f} CPU-s | one process: suite "
+              f"{split['self']:5.2f}, reaped {split['reaped']:5.2f}, adapter starts "
+              f"{split['starts']:3}{'' if ok else '   (verdict NOT as declared)'}", flush=True)
+    reference_start = _start_cpu(gate.reference(), args.starts)
+    mutant_start = _start_cpu(gate.mutant(sample[0]), args.starts)
+    bare = _start_cpu([sys.executable, "-S", "-c", "pass"], args.starts) if args.starts else 0.0
+    runs = len(MUTANTS) + len(CONTROLS)
+    cpu = _median([r[2] for r in rows])
+    starts = _median([r[1]["starts"] for r in rows])
+    cores = os.cpu_count() or 1
+    floor = runs * cpu / cores
+    print(f"\nfloor: {len(sample)} of {len(MUTANTS)} mutants sampled; interpreter {sys.executable}")
+    print(f"  CPU of a run, forked (median)            {cpu:6.2f} s")
+    print(f"  suite's own / reaped, one process        {_median([r[1]['self'] for r in rows]):6.2f} s"
+          f" / {_median([r[1]['reaped'] for r in rows]):.2f} s")
+    print(f"  adapter starts a run (median)            {starts:6.0f}")
+    print(f"  one start that does nothing: bare {bare * 1000:.0f} ms, reference "
+          f"{reference_start * 1000:.0f} ms (its script, compiled at each start), mutant {mutant_start * 1000:.0f} ms "
+          f"-> {starts * mutant_start:.2f} s a mutant run")
+    print(f"  matrix runs (mutants + controls)         {runs:6}")
+    print(f"  pool floor: {runs} x {cpu:.2f} s / {cores} cores = {floor:.0f} s "
+          f"(self-test target {SELF_TEST_TARGET_S} s, the rest of the self-test not counted)")
+    return 0 if all(r[3] for r in rows) else 1
+
+
+def floor_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sample", type=int, default=6, help="mutants sampled, spread over the matrix")
+    parser.add_argument("--only", help="comma-separated switches instead of the sample")
+    parser.add_argument("--starts", type=int, default=20, help="starts timed of each kind")
+
+
 # ---------------------------------------------------------------- pace
 
 # The shapes of a slow but legal streamer (tests/adapters/controls/pace.py):
@@ -590,6 +701,8 @@ COMMANDS = {
     "matrix": (cmd_matrix, matrix_args, "the mutant matrix: wall, CPU, slowest runs"),
     "stress": (cmd_stress, stress_args,
                "determinism: the nonconforming gate and the restart cases, 20 runs each"),
+    "floor": (cmd_floor, floor_args,
+              "the self-test's floor: CPU of a matrix run, split, times the runs, per core"),
     "pace": (cmd_pace, pace_args,
              "a slow but legal streamer: the run's wall time against the stated bound"),
 }
