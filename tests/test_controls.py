@@ -10,7 +10,7 @@ basic-format dates, no tree branch, a loopback test double, a
 proxy-honouring client); and the false-red hunt's (tests/adapters/controls/wire.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
 lists, null optionals, kindless errors, a cold backend, handshake extras,
-GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
+GitHub-style search pages, millisecond dates, whole-hour offsets, upper-case ids, a 3-commit
 default log page, commits without patches, default values left out, an
 on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,

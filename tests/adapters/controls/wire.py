@@ -354,15 +354,21 @@ class DatesMillis(Hooks):
     """
 
     @staticmethod
-    def spell(text):
+    def parsed(text):
+        """The date-time ``text`` names, with its offset; None without one."""
         import datetime as _dt
         try:
             when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except (ValueError, AttributeError):
-            return text
-        if when.tzinfo is None:
-            return text
-        return when.isoformat(timespec="milliseconds")
+            return None
+        return when if when.tzinfo is not None else None
+
+    @classmethod
+    def spell(cls, text):
+        when = cls.parsed(text)
+        return text if when is None else when.isoformat(timespec="milliseconds")
+
+    PUSHED_AT = "2026-03-02T09:30:00.123+01:00"
 
     def reply(self, proxy, req, msg):
         result = result_of(msg)
@@ -374,9 +380,32 @@ class DatesMillis(Hooks):
             if isinstance(row, dict) and isinstance(row.get("date"), str):
                 row["date"] = self.spell(row["date"])
         if req.method == "org/repos" and isinstance(result.get("repos"), list):
-            result["repos"] = [{"name": n, "pushed_at": "2026-03-02T09:30:00.123+01:00"}
+            result["repos"] = [{"name": n, "pushed_at": self.PUSHED_AT}
                                if isinstance(n, str) else n for n in result["repos"]]
         return msg
+
+
+@control("dates-hour-offsets",
+         'PROTOCOL §3.7 "date is ISO-8601"; RULINGS "Dates are ISO-8601; compare instants, never '
+         'strings ... any offset is fine" (ISO 8601 writes a whole-hour offset as +hh, the '
+         'minutes left out)')
+class DatesHourOffsets(DatesMillis):
+    """Dates whose UTC offset is whole hours spell it with the hours alone (2026-01-17T10:00:00+01, UTC as +00), as PostgreSQL prints a timestamptz: log, blame, commit and org/repos pushed_at.
+
+    An offset with minutes keeps them (+05:30). org/repos answers v1.4
+    objects to carry a pushed_at.
+    """
+
+    PUSHED_AT = "2026-03-02T09:30:00+01"
+
+    @classmethod
+    def spell(cls, text):
+        when = cls.parsed(text)
+        minutes = int(when.utcoffset().total_seconds()) // 60 if when is not None else 1
+        if minutes % 60:   # no date-time, or an offset with minutes: as it is
+            return text
+        sign = "-" if minutes < 0 else "+"
+        return f"{when.replace(tzinfo=None).isoformat()}{sign}{abs(minutes) // 60:02d}"
 
 
 @control("upper-hex-blob-ids",
