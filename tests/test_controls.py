@@ -17,7 +17,8 @@ lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs); and what the protocol
 leaves to the adapter (tests/adapters/controls/legal.py: org-only
 search/repos, path: as a content term, nested ids with the rest refused, an
-honest small cut, a shared clone URL); paced streams, one
+honest small cut, a shared clone URL, opaque commit ids with
+git's refused); paced streams, one
 hit a batch 0.3 s apart with cancels ignored or honoured
 (tests/adapters/controls/pace.py: their run time is `tests/bench.py pace`'s
 to report, not a test's to assert); and
