@@ -163,6 +163,13 @@ def test_legal_errors_pass():
                                                            "data": None}}) == []
 
 
+def test_null_kind_and_retry_after_are_no_value():
+    # §3.0: a genuinely optional member sent as null is no value, as absent
+    mo = mon(TREE)
+    assert rules(mo, {"jsonrpc": "2.0", "id": 2, "error": {
+        "code": 1, "message": "m", "data": {"kind": None, "retry_after_s": None}}}) == []
+
+
 def test_answers_to_notifications():
     mo = mon(TREE)
     assert rules(mo, ok(2, {"entries": []})) == []

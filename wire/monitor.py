@@ -212,7 +212,8 @@ def error_shape_problems(error: Any) -> list[tuple[str, str]]:
     """(strength, problem) pairs for an ``error`` member (§6.1, §6.3, RULINGS
     "Attribution"): code an integer (positive, or in the reserved range for
     protocol-level failures: a SHOULD), message a non-empty string, data an
-    object, kind a non-empty string, retry_after_s a non-negative integer."""
+    object, kind a non-empty string, retry_after_s a non-negative integer
+    (data, kind and retry_after_s null: no value, like absent)."""
     if not isinstance(error, dict):
         return [("must", f"error is not an object ({_short(error)})")]
     out: list[tuple[str, str]] = []
@@ -230,10 +231,12 @@ def error_shape_problems(error: Any) -> list[tuple[str, str]]:
         if not isinstance(data, dict):
             out.append(("must", f"error.data is not an object ({_short(data)})"))
         else:
-            if "kind" in data and (not isinstance(data["kind"], str) or not data["kind"]):
+            # null is no value (§3.0: genuinely optional members accept null)
+            kind = data.get("kind")
+            if kind is not None and (not isinstance(kind, str) or not kind):
                 out.append(("must", f"error.data.kind is not a non-empty string "
-                                    f"({_short(data['kind'])})"))
-            if "retry_after_s" in data:
+                                    f"({_short(kind)})"))
+            if data.get("retry_after_s") is not None:
                 value = data["retry_after_s"]
                 if type(value) is not int or value < 0:
                     out.append(("must", f"error.data.retry_after_s is not a non-negative "

@@ -408,6 +408,28 @@ class DatesHourOffsets(DatesMillis):
         return f"{when.replace(tzinfo=None).isoformat()}{sign}{abs(minutes) // 60:02d}"
 
 
+@control("error-data-nulls",
+         'PROTOCOL §6.1 error.data.kind "optional string", error.data.retry_after_s "optional '
+         'non-negative integer seconds"; §3.0 "members that are genuinely optional ... accept null" '
+         '(SHOULD omit instead: a warning at most); §6.3 HOST-QUIRK anything but a non-negative '
+         'integer is ignored')
+class ErrorDataNulls(Hooks):
+    """Every error's data carries kind and retry_after_s, null where the reference gives none (a serializer writing every field of its error type).
+
+    A null kind is no kind and a null retry_after_s no delay, as their
+    absence is: the throttled fault's retry_after_s (37) is still sent.
+    """
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if isinstance(err, dict):
+            data = err.setdefault("data", {})
+            if isinstance(data, dict):
+                data.setdefault("kind", None)
+                data.setdefault("retry_after_s", None)
+        return msg
+
+
 @control("upper-hex-blob-ids",
          'PROTOCOL §4 "Each blob sha is an opaque identifier of the content"; "MUST Treat ids as '
          'opaque strings on the client side; compare for equality only"; "SUITE Never assume a '
