@@ -9,7 +9,8 @@ abbreviated commit ids, login authors, annotated tag objects, UTC and
 basic-format dates, no tree branch, a loopback test double, a
 proxy-honouring client); and the false-red hunt's (tests/adapters/controls/wire.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
-lists, null optionals, null error data, kindless errors, a cold backend, handshake extras,
+lists, null optionals, null error data, a null icon and cache, kindless
+errors, a cold backend, handshake extras,
 GitHub-style search pages, millisecond dates, whole-hour offsets, upper-case ids, a 3-commit
 default log page, commits without patches, default values left out, an
 on-disk blob cache, a cancel cutting a search at once, matches as whole

@@ -210,3 +210,10 @@ def test_a_late_partial_of_an_ended_stream_is_after_reply_while_another_stream_i
     assert rules(mo, part) == []
     assert rules(mo, ok(3, {"items": []})) == []
     assert rules(mo, part) == [m.PARTIAL_AFTER_REPLY]   # 6 is still streaming
+
+
+def test_handshake_null_icon_and_cache_are_none():
+    # §3.0: icon and cache have no default, so null is no icon and no cache size
+    assert m.handshake_problems({"protocol": 1, "icon": None, "cache": None}) == []
+    assert [rule for rule, _, _ in m.handshake_problems({"protocol": 1, "icon": 7, "cache": 3})] \
+        == [m.HANDSHAKE_ICON, m.HANDSHAKE_CACHE]

@@ -41,9 +41,9 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
 * ``handshake-capabilities`` §2.4 ``capabilities``, when present, is an object
   whose base keys (orgs, code_search, file_search) are JSON booleans
 * ``handshake-icon``   §2.5        ``icon``, when present, is a builtin name
-  (exact spelling) or exactly one code point
+  (exact spelling) or exactly one code point (``null`` is no icon, §3.0)
 * ``handshake-cache``  §2.3        ``cache``, when present, is an object whose
-  ``bytes``, when present, is an unsigned JSON integer
+  ``bytes``, when present, is an unsigned JSON integer (``null`` is no cache)
 
 And every end of a generation the host did not ask for (``exited``: the
 process exited or closed its output while its stdin was open), judged by
@@ -281,12 +281,13 @@ def handshake_problems(result: Any) -> list[tuple[str, str, str]]:
             if bad:
                 out.append((HANDSHAKE_REVISION_CAPABILITIES, "must",
                             f"capabilities {_short(bad)}: not JSON booleans"))
-    if "icon" in result:
+    # icon and cache are genuinely optional (no default): null is no value (§3.0)
+    if result.get("icon") is not None:
         icon = result["icon"]
         if not (isinstance(icon, str) and (icon in BUILTIN_ICONS or len(icon) == 1)):
             out.append((HANDSHAKE_ICON, "must", f"icon {_short(icon)}: neither a builtin name "
                                                 f"({', '.join(BUILTIN_ICONS)}) nor one code point"))
-    if "cache" in result:
+    if result.get("cache") is not None:
         cache = result["cache"]
         if not isinstance(cache, dict):
             out.append((HANDSHAKE_CACHE, "must", f"cache {_short(cache)}, not an object "

@@ -312,6 +312,22 @@ class InitExtras(Hooks):
         return msg
 
 
+@control("handshake-nulls",
+         'PROTOCOL §2.3 icon and cache optional, §2.5 "MAY Omit icon"; §3.0 "members that are '
+         'genuinely optional ... accept null" (SHOULD omit instead: a warning at most): neither '
+         'has a default, so null is no icon and no cache size')
+class HandshakeNulls(Hooks):
+    """initialize answers icon null and, where the reference reports no cache, cache null (a serializer writing every field: no icon configured, no cache size known).
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "initialize" and result is not None:
+            result["icon"] = None
+            result.setdefault("cache", None)
+        return msg
+
+
 @control("github-search-pages",
          'PROTOCOL §5.3 "HOST The host\'s built-in GitHub provider streams one batch per REST page '
          '(100 per page, 3 pages, truncated beyond that)"; §3.13 truncated: "the adapter can prove '
