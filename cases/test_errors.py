@@ -158,7 +158,7 @@ def test_rate_limited_kind(adapter, fx):
         return
     for method, err in errors.items():
         data = err.data if isinstance(err.data, dict) else {}
-        if "retry_after_s" not in data:
+        if data.get("retry_after_s") is None:   # absent, or null (no value: §3.0)
             warn(f"throttling of {method} came without retry_after_s ({want} expected)")
             continue
         sent = data["retry_after_s"]
@@ -203,7 +203,8 @@ def test_error_shape(adapter, fx):
     unknown blob, an unknown ref on each revision method, an unknown method,
     every fault repo on every method) has a non-empty message, an integer
     code, data absent or an object, kind absent or a non-empty string,
-    retry_after_s absent or a non-negative JSON integer. Kinds are not
+    retry_after_s absent or a non-negative JSON integer (null is no value,
+    as absent: §3.0, genuinely optional members accept null). Kinds are not
     judged here (the `broken` fault's kind included), nor whether a request
     is answered at all: one the adapter leaves to the deadline has no error
     to judge (FC-025, FC-062, FC-092, FC-097... own answering it).

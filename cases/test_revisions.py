@@ -10,7 +10,8 @@ themselves.
 
 from cases.kit.api import case, fc_assert, listing, need, owner, show, skip, warn
 from cases.kit.facts import url_hostile
-from cases.kit.commit_ids import can_resolve, git_commit_of, refs_round_trips, resolve
+from cases.kit.commit_ids import (can_resolve, git_commit_of, own_spelling, refs_round_trips,
+                                  resolve)
 from cases.kit.formats import b64_loose, basic_instant, instant
 from cases.kit.gitfacts import (UNKNOWN_REF, author_matches, git_blame, git_log, git_log_touching,
                                 git_paths, log_complete, log_left_out,
@@ -641,7 +642,10 @@ def test_capability_honesty(adapter, spawn, fx):
     adapter's handshake and in one started without cache params), and each
     one declared true is served for vcs (refs; log and its companion
     blob_at; blame of a file; commit of main's tip and of an older commit
-    answer results; repo/commit's reply is the commit cases').
+    answer results, asked by git's id, or by the adapter's own id for that
+    commit when git's is refused and git cannot read the ids its repo/log
+    lists: §3.12 asks for the ids it emitted; repo/commit's reply is the
+    commit cases').
 
     Falsified by: commit-unimplemented: Declares commit true but answers repo/commit "unknown
     method".
@@ -668,6 +672,13 @@ def test_capability_honesty(adapter, spawn, fx):
         for method, params in capability_probes(fx, capability):
             probes += 1
             result, err = try_request(adapter, method, params)
+            if err is not None and method == "repo/commit":
+                # git's id refused: an adapter whose ids git cannot read serves
+                # the ids it emits (§3.12: "a commit id the adapter emitted")
+                own = own_spelling(adapter, fx, params["sha"])
+                if own is not None:
+                    params = {**params, "sha": own}
+                    result, err = try_request(adapter, method, params)
             if err is not None:
                 unserved.append(f"{capability} true but {method} {show(params)} answered "
                                 f"{err.message!r}")

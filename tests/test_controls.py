@@ -9,15 +9,17 @@ abbreviated commit ids, login authors, annotated tag objects, UTC and
 basic-format dates, no tree branch, a loopback test double, a
 proxy-honouring client); and the false-red hunt's (tests/adapters/controls/wire.py:
 respelled JSON, progress and log notifications, one hit per batch, reversed
-lists, null optionals, kindless errors, a cold backend, handshake extras,
-GitHub-style search pages, millisecond dates, upper-case ids, a 3-commit
+lists, null optionals, null error data, a null icon and cache, kindless
+errors, a cold backend, handshake extras,
+GitHub-style search pages, millisecond dates, whole-hour offsets, upper-case ids, a 3-commit
 default log page, commits without patches, default values left out, an
 on-disk blob cache, a cancel cutting a search at once, matches as whole
 lines, a 2-file commit budget, log declared alone, merkle directory ids,
 lines written in pieces, a hosted forge's https URLs); and what the protocol
 leaves to the adapter (tests/adapters/controls/legal.py: org-only
 search/repos, path: as a content term, nested ids with the rest refused, an
-honest small cut, a shared clone URL); paced streams, one
+honest small cut, a shared clone URL, opaque commit ids with
+git's refused); paced streams, one
 hit a batch 0.3 s apart with cancels ignored or honoured
 (tests/adapters/controls/pace.py: their run time is `tests/bench.py pace`'s
 to report, not a test's to assert); and

@@ -34,8 +34,20 @@ def test_a_basic_offset_may_leave_out_its_minutes():
     assert basic_instant("20260302T1030+01") == dt.datetime(2026, 3, 2, 10, 30, tzinfo=PLUS_ONE)
 
 
+@pytest.mark.parametrize("text, named", [
+    ("2026-03-02T10:30:00+01", dt.datetime(2026, 3, 2, 10, 30, tzinfo=PLUS_ONE)),
+    ("2026-03-02T09:30:00+00", dt.datetime(2026, 3, 2, 9, 30, tzinfo=UTC)),
+    ("2026-03-02T04:30:00-05", dt.datetime(2026, 3, 2, 9, 30, tzinfo=UTC)),
+])
+def test_an_extended_offset_may_leave_out_its_minutes(text, named):
+    # ISO 8601's whole-hour time shift (as PostgreSQL prints a timestamptz)
+    assert instant(text) == named
+
+
 @pytest.mark.parametrize("text", ["2026-13-02T09:30:00Z", "2026-03-02T09:30:00+24:00",
                                   "2026-03-02T09:30:00-99:00", "20260302T093000+2500",
-                                  "20260230T093000Z", "", "yesterday", None, 1772443800])
+                                  "20260230T093000Z", "2026-03-02T09:30:00+1",
+                                  "2026-03-02T09:30:00+01:0", "", "yesterday", None,
+                                  1772443800])
 def test_what_names_no_instant_is_none(text):
     assert instant(text) is None and basic_instant(text) is None

@@ -163,6 +163,13 @@ def test_legal_errors_pass():
                                                            "data": None}}) == []
 
 
+def test_null_kind_and_retry_after_are_no_value():
+    # §3.0: a genuinely optional member sent as null is no value, as absent
+    mo = mon(TREE)
+    assert rules(mo, {"jsonrpc": "2.0", "id": 2, "error": {
+        "code": 1, "message": "m", "data": {"kind": None, "retry_after_s": None}}}) == []
+
+
 def test_answers_to_notifications():
     mo = mon(TREE)
     assert rules(mo, ok(2, {"entries": []})) == []
@@ -203,3 +210,10 @@ def test_a_late_partial_of_an_ended_stream_is_after_reply_while_another_stream_i
     assert rules(mo, part) == []
     assert rules(mo, ok(3, {"items": []})) == []
     assert rules(mo, part) == [m.PARTIAL_AFTER_REPLY]   # 6 is still streaming
+
+
+def test_handshake_null_icon_and_cache_are_none():
+    # §3.0: icon and cache have no default, so null is no icon and no cache size
+    assert m.handshake_problems({"protocol": 1, "icon": None, "cache": None}) == []
+    assert [rule for rule, _, _ in m.handshake_problems({"protocol": 1, "icon": 7, "cache": 3})] \
+        == [m.HANDSHAKE_ICON, m.HANDSHAKE_CACHE]

@@ -41,9 +41,9 @@ What it judges (PROTOCOL section, the rule key a Finding carries):
 * ``handshake-capabilities`` §2.4 ``capabilities``, when present, is an object
   whose base keys (orgs, code_search, file_search) are JSON booleans
 * ``handshake-icon``   §2.5        ``icon``, when present, is a builtin name
-  (exact spelling) or exactly one code point
+  (exact spelling) or exactly one code point (``null`` is no icon, §3.0)
 * ``handshake-cache``  §2.3        ``cache``, when present, is an object whose
-  ``bytes``, when present, is an unsigned JSON integer
+  ``bytes``, when present, is an unsigned JSON integer (``null`` is no cache)
 
 And every end of a generation the host did not ask for (``exited``: the
 process exited or closed its output while its stdin was open), judged by
@@ -212,7 +212,8 @@ def error_shape_problems(error: Any) -> list[tuple[str, str]]:
     """(strength, problem) pairs for an ``error`` member (§6.1, §6.3, RULINGS
     "Attribution"): code an integer (positive, or in the reserved range for
     protocol-level failures: a SHOULD), message a non-empty string, data an
-    object, kind a non-empty string, retry_after_s a non-negative integer."""
+    object, kind a non-empty string, retry_after_s a non-negative integer
+    (data, kind and retry_after_s null: no value, like absent)."""
     if not isinstance(error, dict):
         return [("must", f"error is not an object ({_short(error)})")]
     out: list[tuple[str, str]] = []
@@ -230,10 +231,12 @@ def error_shape_problems(error: Any) -> list[tuple[str, str]]:
         if not isinstance(data, dict):
             out.append(("must", f"error.data is not an object ({_short(data)})"))
         else:
-            if "kind" in data and (not isinstance(data["kind"], str) or not data["kind"]):
+            # null is no value (§3.0: genuinely optional members accept null)
+            kind = data.get("kind")
+            if kind is not None and (not isinstance(kind, str) or not kind):
                 out.append(("must", f"error.data.kind is not a non-empty string "
-                                    f"({_short(data['kind'])})"))
-            if "retry_after_s" in data:
+                                    f"({_short(kind)})"))
+            if data.get("retry_after_s") is not None:
                 value = data["retry_after_s"]
                 if type(value) is not int or value < 0:
                     out.append(("must", f"error.data.retry_after_s is not a non-negative "
@@ -278,12 +281,13 @@ def handshake_problems(result: Any) -> list[tuple[str, str, str]]:
             if bad:
                 out.append((HANDSHAKE_REVISION_CAPABILITIES, "must",
                             f"capabilities {_short(bad)}: not JSON booleans"))
-    if "icon" in result:
+    # icon and cache are genuinely optional (no default): null is no value (§3.0)
+    if result.get("icon") is not None:
         icon = result["icon"]
         if not (isinstance(icon, str) and (icon in BUILTIN_ICONS or len(icon) == 1)):
             out.append((HANDSHAKE_ICON, "must", f"icon {_short(icon)}: neither a builtin name "
                                                 f"({', '.join(BUILTIN_ICONS)}) nor one code point"))
-    if "cache" in result:
+    if result.get("cache") is not None:
         cache = result["cache"]
         if not isinstance(cache, dict):
             out.append((HANDSHAKE_CACHE, "must", f"cache {_short(cache)}, not an object "

@@ -14,6 +14,11 @@ instant, in ISO-8601's extended or basic format), and by subject only
 among commits of one instant: the subject's text is the backend's (§3.7
 asks a string; FC-094 warns when it is not git's), while the date is
 judged (an instant of that commit).
+
+``own_spelling`` goes the other way, for a case that asks about a commit git
+names: an adapter whose ids git cannot read need not accept git's ids (the
+protocol asks it to accept back the ids it emitted), so the case asks
+again by the adapter's own id for that commit.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import re
 from typing import Any
 
 from cases.kit.formats import either_instant
-from cases.kit.gitfacts import git_log, git_ref_commit, git_text
+from cases.kit.gitfacts import git_log, git_ref_commit, git_refs, git_text
 from fixture.catalog import VCS
 from wire import ProviderError
 from wire.messages import Log, Refs, ShapeError, read, structure
@@ -96,3 +101,28 @@ def refs_round_trips(adapter, fx) -> dict[str, tuple[str, str]]:
                 if commit:
                     out[sha] = (commit, f"the sha repo/refs lists for {name}")
     return out
+
+
+def own_spelling(adapter, fx, commit: str) -> str | None:
+    """The adapter's own id for git's ``commit`` when its ids are not git's:
+    the id of an item of its repo/log (limit null) at the default branch, or
+    at a branch or tag, that git cannot read and that names ``commit`` (by
+    date, as ``resolve`` matches it). None when the adapter does not serve
+    repo/log, spells commits as git does (git reads its ids: then git's own
+    id is a commit id of its backend, §3.3), or lists no such item."""
+    if not adapter.caps.log:
+        return None
+    every = git_log(fx, "--all")
+    for ref in (None, *git_refs(fx, "heads"), *git_refs(fx, "tags")):
+        params = {"repo": fx.repo(VCS), "path": None, "ref": ref, "limit": None}
+        try:
+            items = structure(adapter.request("repo/log", params), Log).items
+        except (ProviderError, ShapeError):
+            continue
+        if any(git_commit_of(fx, i.sha) for i in items):
+            return None   # ids git reads: the backend's vocabulary is git's
+        for item in items:
+            if isinstance(item.sha, str) and item.sha \
+                    and commit_by_stamp(every, item.subject, item.date) == commit:
+                return item.sha
+    return None

@@ -46,13 +46,15 @@ def b64_strict_problem(text: Any) -> str | None:
 
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$")
+    r"(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$")
 
 
 def instant(text: Any) -> _dt.datetime | None:
     """The instant an ISO-8601 date-time names (offsets and 'Z' honoured), or None.
 
-    A date-time without an offset is read as UTC."""
+    An offset may be whole hours alone (``+01``: ISO 8601 leaves the minutes
+    out when they are zero, as PostgreSQL prints it). A date-time without an
+    offset is read as UTC."""
     return _instant_of(_ISO, text)
 
 

@@ -639,7 +639,8 @@ def same_handshake_members(results: list) -> tuple[list, list[str]]:
     def members(result) -> dict:
         if not isinstance(result, dict):
             return {"protocol": None}   # no protocol at all: FC-001's
-        out = {k: result[k] for k in ("protocol", "name", "icon") if k in result}
+        out = {k: result[k] for k in ("protocol", "name", "icon") if k in result
+               and not (k == "icon" and result[k] is None)}   # a null icon is none (§3.0)
         if "capabilities" in result:
             caps = result["capabilities"]
             if isinstance(caps, dict):

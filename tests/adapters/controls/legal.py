@@ -10,6 +10,7 @@ import base64
 import collections
 import copy
 import os
+import re
 import sys
 import threading
 import zlib
@@ -404,6 +405,33 @@ class OpaqueCommitIds(Hooks):
             if isinstance(row, dict):
                 row["sha"] = opaque(row.get("sha"))
         return msg
+
+
+@control("opaque-ids-git-ids-refused")
+class OpaqueIdsGitIdsRefused(OpaqueCommitIds):
+    """Commit ids are opaque (c-<git id>, as opaque-commit-ids) and a hex id as a ref or as repo/commit's sha is refused with not_found (a backend whose vocabulary is not git's).
+
+    Legal: PROTOCOL §3.7 "Every sha listed is accepted back as a ref and
+    (if commit is declared) as repo/commit's sha"; §3.12 repo/commit's sha
+    is "a commit id the adapter emitted"; RULINGS "Content and revisions":
+    commit ids are in the backend's vocabulary, any string accepted back
+    that resolves to the right commit passes. git's ids are none of this
+    backend's, so refusing them is refusing an unknown ref. Branch and tag
+    names are served. The commit cases (and FC-053's repo/commit) ask by
+    git's ids and are not evaluated here.
+    """
+
+    HEX = re.compile(r"[0-9a-fA-F]{4,40}")
+
+    def request(self, proxy, req, msg):
+        params = msg.get("params")
+        key = {"repo/tree": "ref", "repo/blob_at": "ref", "repo/log": "ref",
+               "repo/blame": "ref", "repo/commit": "sha"}.get(req.method)
+        value = params.get(key) if isinstance(params, dict) and key is not None else None
+        if isinstance(value, str) and self.HEX.fullmatch(value):
+            proxy.error(req, f"unknown revision {value}", kind="not_found")
+            return None
+        return super().request(proxy, req, msg)
 
 
 @control("log-topo-order")

@@ -312,6 +312,22 @@ class InitExtras(Hooks):
         return msg
 
 
+@control("handshake-nulls",
+         'PROTOCOL §2.3 icon and cache optional, §2.5 "MAY Omit icon"; §3.0 "members that are '
+         'genuinely optional ... accept null" (SHOULD omit instead: a warning at most): neither '
+         'has a default, so null is no icon and no cache size')
+class HandshakeNulls(Hooks):
+    """initialize answers icon null and, where the reference reports no cache, cache null (a serializer writing every field: no icon configured, no cache size known).
+    """
+
+    def reply(self, proxy, req, msg):
+        result = result_of(msg)
+        if req is not None and req.method == "initialize" and result is not None:
+            result["icon"] = None
+            result.setdefault("cache", None)
+        return msg
+
+
 @control("github-search-pages",
          'PROTOCOL §5.3 "HOST The host\'s built-in GitHub provider streams one batch per REST page '
          '(100 per page, 3 pages, truncated beyond that)"; §3.13 truncated: "the adapter can prove '
@@ -354,15 +370,21 @@ class DatesMillis(Hooks):
     """
 
     @staticmethod
-    def spell(text):
+    def parsed(text):
+        """The date-time ``text`` names, with its offset; None without one."""
         import datetime as _dt
         try:
             when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except (ValueError, AttributeError):
-            return text
-        if when.tzinfo is None:
-            return text
-        return when.isoformat(timespec="milliseconds")
+            return None
+        return when if when.tzinfo is not None else None
+
+    @classmethod
+    def spell(cls, text):
+        when = cls.parsed(text)
+        return text if when is None else when.isoformat(timespec="milliseconds")
+
+    PUSHED_AT = "2026-03-02T09:30:00.123+01:00"
 
     def reply(self, proxy, req, msg):
         result = result_of(msg)
@@ -374,8 +396,53 @@ class DatesMillis(Hooks):
             if isinstance(row, dict) and isinstance(row.get("date"), str):
                 row["date"] = self.spell(row["date"])
         if req.method == "org/repos" and isinstance(result.get("repos"), list):
-            result["repos"] = [{"name": n, "pushed_at": "2026-03-02T09:30:00.123+01:00"}
+            result["repos"] = [{"name": n, "pushed_at": self.PUSHED_AT}
                                if isinstance(n, str) else n for n in result["repos"]]
+        return msg
+
+
+@control("dates-hour-offsets",
+         'PROTOCOL §3.7 "date is ISO-8601"; RULINGS "Dates are ISO-8601; compare instants, never '
+         'strings ... any offset is fine" (ISO 8601 writes a whole-hour offset as +hh, the '
+         'minutes left out)')
+class DatesHourOffsets(DatesMillis):
+    """Dates whose UTC offset is whole hours spell it with the hours alone (2026-01-17T10:00:00+01, UTC as +00), as PostgreSQL prints a timestamptz: log, blame, commit and org/repos pushed_at.
+
+    An offset with minutes keeps them (+05:30). org/repos answers v1.4
+    objects to carry a pushed_at.
+    """
+
+    PUSHED_AT = "2026-03-02T09:30:00+01"
+
+    @classmethod
+    def spell(cls, text):
+        when = cls.parsed(text)
+        minutes = int(when.utcoffset().total_seconds()) // 60 if when is not None else 1
+        if minutes % 60:   # no date-time, or an offset with minutes: as it is
+            return text
+        sign = "-" if minutes < 0 else "+"
+        return f"{when.replace(tzinfo=None).isoformat()}{sign}{abs(minutes) // 60:02d}"
+
+
+@control("error-data-nulls",
+         'PROTOCOL §6.1 error.data.kind "optional string", error.data.retry_after_s "optional '
+         'non-negative integer seconds"; §3.0 "members that are genuinely optional ... accept null" '
+         '(SHOULD omit instead: a warning at most); §6.3 HOST-QUIRK anything but a non-negative '
+         'integer is ignored')
+class ErrorDataNulls(Hooks):
+    """Every error's data carries kind and retry_after_s, null where the reference gives none (a serializer writing every field of its error type).
+
+    A null kind is no kind and a null retry_after_s no delay, as their
+    absence is: the throttled fault's retry_after_s (37) is still sent.
+    """
+
+    def reply(self, proxy, req, msg):
+        err = msg.get("error")
+        if isinstance(err, dict):
+            data = err.setdefault("data", {})
+            if isinstance(data, dict):
+                data.setdefault("kind", None)
+                data.setdefault("retry_after_s", None)
         return msg
 
 
