@@ -36,6 +36,10 @@ that is false, and a cut without truncated: true):
   holds on a cancelled stream too, and on one the suite stopped reading and
   retired (``abandon``: its hits so far are judged; being cut, it claims
   nothing about completeness);
+* ``log-order``: repo/log of vcs (any ref, path or limit), when every item
+  resolves through git to a commit: no commit is listed after one of its
+  descendants (newest first, read as children before parents; which
+  commits are listed is the log replies' rule);
 * ``log-date``: every item date of repo/log of vcs (any ref, path or
   limit) is ISO-8601 (the extended or the basic format) and, when the item's
   id resolves through git to a commit of the history asked, an instant of
@@ -77,6 +81,7 @@ ICON_DISPLAY = "icon-display"
 COMMIT_TRUNCATED = "commit-truncated"
 SEARCH_LINE = "search-line"
 LOG_DATE = "log-date"
+LOG_ORDER = "log-order"
 
 ABSENT = "absent"                  # a truncated member left out (false by default)
 TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
@@ -370,6 +375,33 @@ def _log(claim: Claim, fx):
     if log_complete(got, want, may) and claim.truncated is True:
         return (f"{_asked(claim)}: all {len(want)} commits of {history} and "
                 f"truncated true (no further commit exists)")
+    return None
+
+
+@judge(LOG_ORDER, "repo/log", any_claim=True)
+def _log_order(claim: Claim, fx):
+    """No item is listed after one of its own descendants (newest first, read
+    as children before parents: git's default order, --date-order and
+    --topo-order all pass). Only the order of what is listed is judged:
+    which commits a log lists, or leaves out, is the log replies' rule (at a
+    ref FC-130's, a cut FC-095's). A log listing an id git cannot read is
+    left out, and so is a reply that shared the wire with another request
+    (a misrouted reply: the routing rule's)."""
+    from cases.kit.commit_ids import git_commit_of
+    from cases.kit.gitfacts import git_ancestors
+    if not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS) or claim.crowded:
+        return None
+    got = [remembered(fx, ("commit of", s), lambda s=s: git_commit_of(fx, s))
+           for s in claim.listed]
+    if None in got:
+        return None
+    ancestors = remembered(fx, ("ancestors",), lambda: git_ancestors(fx))
+    for i, older in enumerate(got):
+        newer = next((d for d in got[i + 1:] if older in ancestors.get(d, ())), None)
+        if newer is not None:
+            return (f"{_asked(claim)}: item {i + 1} ({older[:12]}) is listed before its "
+                    f"descendant {newer[:12]} (a log lists newest first: each commit "
+                    f"before its ancestors)")
     return None
 
 

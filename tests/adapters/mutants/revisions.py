@@ -919,3 +919,18 @@ class LogLimitedDatesNotIso(LogEdit):
                 continue
             item["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
 
+
+
+@mutant("log-limited-oldest-first", "FC-094")
+class LogLimitedOldestFirst(LogEdit):
+    """repo/log with a limit (not null) lists its page oldest first.
+
+    Hides on: logs asked with a limit; FC-094 asks limit null.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("limit") is not None
+
+    def edit(self, proxy, req, result):
+        result["items"] = list(reversed(result.get("items") or []))
+
