@@ -900,7 +900,7 @@ class LogCapabilityStringRespawn(InitResult):
 
 
 @mutant("log-limited-dates-not-iso", "FC-094")
-class LogLimitedDatesNotIso(LogEdit):
+class LogLimitedDatesNotIso(LogUnfilteredDatesNotIso):
     """repo/log with a limit (not null) gives dates in git's default format ("Tue Mar 3 09:30:00 2026 +0100").
 
     Hides on: logs asked with a limit; FC-094 asks limit null, and the
@@ -909,16 +909,6 @@ class LogLimitedDatesNotIso(LogEdit):
 
     def applies(self, proxy, req):
         return req.params.get("limit") is not None
-
-    def edit(self, proxy, req, result):
-        import datetime as _dt
-        for item in result.get("items") or []:
-            try:
-                when = _dt.datetime.fromisoformat(str(item.get("date")).replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            item["date"] = when.strftime("%a %b %-d %H:%M:%S %Y %z")
-
 
 
 @mutant("log-limited-oldest-first", "FC-094")
