@@ -143,6 +143,8 @@ OWNERS: dict[str, str] = {
     "icon-display": "FC-080",   # a one-code-point icon displayable, every handshake
     "commit-truncated": "FC-109",   # a commit's complete file list said truncated
     "search-line": "FC-031",   # a hit's line holds a match, on every search of the run
+    "log-order": "FC-094",   # a log's items newest first, every vcs log of the run
+    "log-date": "FC-094",   # a log item's date: ISO-8601, an instant of its commit, every log
     # cases/judges/null_params.py: §3.0 null like absent, on the first request of each method
     "null-like-absent": "FC-053",   # reader tolerance of params (RULINGS)
     # cases/judges/monitoring.py: what a process left in its host cache root

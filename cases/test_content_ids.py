@@ -23,11 +23,13 @@ HIT_TERM = TERM_MANY_ALPHA
 HIT_PARAMS = {"q": HIT_TERM, "limit": 50}
 
 
-def hits_by_file(adapter, fx, *, fresh: bool = False, located: bool = False
-                 ) -> dict[tuple[str, str], set[str]]:
+def hits_by_file(adapter, fx, *, fresh: bool = False, located: bool = False,
+                 partial: bool = False) -> dict[tuple[str, str], set[str]]:
     """(repo dir name, path) -> the non-empty string shas of the search/code
     HIT_PARAMS hits for that file of the fixture (a search item's sha is
-    optional: "" is the default). Asked once a process unless ``fresh``;
+    optional: "" is the default); with ``partial``, of the hits the same
+    search streams (the host's global search, whose previews fetch them).
+    Asked once a process unless ``fresh``;
     {} when the adapter declares no content search or answers an error (the
     search cases' business). Hits naming no served file are left out (FC-070's);
     with ``located``, so are hits that say located: false (§3.13: a lagging
@@ -35,11 +37,13 @@ def hits_by_file(adapter, fx, *, fresh: bool = False, located: bool = False
     if not adapter.caps.code_search:
         return {}
     memo = {} if fresh else remembered(adapter)
-    if ("search/code", HIT_TERM) not in memo:
-        found, err = attempt(search, adapter, HIT_TERM, limit=HIT_PARAMS["limit"])
-        memo[("search/code", HIT_TERM)] = found.items if err is None else ()
+    key = ("search/code", HIT_TERM) + (("streamed",) if partial else ())
+    if key not in memo:
+        found, err = attempt(search, adapter, HIT_TERM, limit=HIT_PARAMS["limit"],
+                             partial=partial)
+        memo[key] = () if err is not None else found.streamed if partial else found.items
     repos, out = served(fx), {}
-    for hit in memo[("search/code", HIT_TERM)]:
+    for hit in memo[key]:
         name = repos.get(hit.repo)
         if (name and hit.path in disk_blobs(fx, name) and isinstance(hit.sha, str) and hit.sha
                 and not (located and hit.located is False)):
@@ -166,9 +170,9 @@ def test_changed_bytes_change_id(spawn, fx_mutable):
 @case("FC-012")
 def test_different_content_different_id(adapter, fx):
     """Over every swept tree (alpha, beta, wide, the vcs worktree; vcs at each
-    branch and tag too when refs is declared), two files
-    sharing a sha have identical bytes; and every non-empty sha of the search
-    hits for a term in 8 files of alpha names its file's bytes: hits of
+    branch and tag too when refs is declared), two files sharing a sha have
+    identical bytes; and every non-empty sha of the search hits for a term in
+    8 files of alpha, one-shot and streamed, names its file's bytes: hits of
     different bytes never share one (nor a listed file's sha), and repo/blob
     of it serves exactly that file (any blob id the adapter emitted resolves,
     §3.4; an id names one content, §4); and repo/blob of every file id the
@@ -196,6 +200,8 @@ def test_different_content_different_id(adapter, fx):
     need(len(thin) < len(swept.trees), listing(thin, 2), owner("coverage is"))
     swept.done()
     hits = hits_by_file(adapter, fx)
+    for file, shas in hits_by_file(adapter, fx, partial=True).items():
+        hits.setdefault(file, set()).update(shas)
     shared = []
     for name in sorted({n for n, _ in hits}):   # a hit's sha beside the other hits' and the tree's
         owners: dict[str, set[str]] = {}

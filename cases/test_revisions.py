@@ -256,7 +256,10 @@ def test_log(adapter, fx):
     and --topo-order all pass, since §3.7 says only "newest first" and
     parallel lines of history have no order the graph gives; a reply cut
     short is judged as the leading part of such a listing (the cut's
-    truncated flag, its type included, is FC-095's).
+    truncated flag, its type included, is FC-095's). Every vcs log reply of
+    the run (any ref, path or limit) has its dates and the order of its
+    commits judged the same way (cases/judges/claims.py, log-date and
+    log-order).
 
     Falsified by: log-oldest-first: repo/log lists commits oldest first.
     """

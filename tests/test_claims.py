@@ -83,6 +83,15 @@ def test_a_commit_is_recorded_with_its_paths_and_previous_paths():
         ("repo/commit", True, ("new.rs", "old.rs", "b.rs"), "feature")
 
 
+def test_log_items_are_recorded_with_their_dates_in_order():
+    mo = ClaimsMonitor("/fx")
+    ask(mo, 2, "repo/log", {"repo": "local/vcs", "path": None, "ref": "v1.0", "limit": 2})
+    answer(mo, 2, {"items": [{"sha": "a1", "date": "2026-01-18T10:00:00+01:00"}, "junk",
+                             {"sha": "b2", "date": 20260117}], "truncated": True})
+    (claim,) = mo.claims
+    assert (claim.listed, claim.dates) == (("a1", "b2"), ("2026-01-18T10:00:00+01:00", 20260117))
+
+
 def test_hit_lines_are_recorded_one_shot_and_streamed():
     mo = ClaimsMonitor("/fx")
     line = {"repo": "local/alpha", "path": "a.rs", "line": 3}

@@ -36,6 +36,8 @@ def finding(rule, detail="d", method=None, streaming=False, strength="must"):
     (finding(claims.ICON_DISPLAY, method="initialize"), "FC-080"),
     (finding(claims.COMMIT_TRUNCATED, method="repo/commit"), "FC-109"),
     (finding(claims.SEARCH_LINE, method="search/code"), "FC-031"),
+    (finding(claims.LOG_DATE, method="repo/log"), "FC-094"),
+    (finding(claims.LOG_ORDER, method="repo/log"), "FC-094"),
     (finding(m.RESULT_SHAPE, "search/code result: index.as_of: expected a string",
              "search/code"), "FC-033"),
     (finding(m.RESULT_SHAPE, "search/code result: items[2].located: expected a boolean",

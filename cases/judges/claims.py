@@ -36,6 +36,14 @@ that is false, and a cut without truncated: true):
   holds on a cancelled stream too, and on one the suite stopped reading and
   retired (``abandon``: its hits so far are judged; being cut, it claims
   nothing about completeness);
+* ``log-order``: repo/log of vcs (any ref, path or limit), when every item
+  resolves through git to a commit: no commit is listed after one of its
+  descendants (newest first, read as children before parents; which
+  commits are listed is the log replies' rule);
+* ``log-date``: every item date of repo/log of vcs (any ref, path or
+  limit) is ISO-8601 (the extended or the basic format) and, when the item's
+  id resolves through git to a commit of the history asked, an instant of
+  that commit (its author or committer date);
 * ``icon-display``: every initialize result's `icon` of one code point is a
   character any terminal shows (its shape is the monitor's handshake-icon
   rule), on every process, generation and repeated initialize.
@@ -72,6 +80,8 @@ STREAM_TRUNCATED = "stream-truncated"
 ICON_DISPLAY = "icon-display"
 COMMIT_TRUNCATED = "commit-truncated"
 SEARCH_LINE = "search-line"
+LOG_DATE = "log-date"
+LOG_ORDER = "log-order"
 
 ABSENT = "absent"                  # a truncated member left out (false by default)
 TERMS = (TERM_LINE, TERM_MANY_ALPHA, TERM_SEVERAL, TERM_WIDE)
@@ -94,6 +104,7 @@ class Claim:
     seq: int | None
     crowded: bool = False        # shared the wire with another request: lies only
     lines: tuple = ()            # search: (repo, path, line) of each hit that has a line
+    dates: tuple = ()            # log: each item's date as sent, in the order of listed
 
 
 class ClaimsMonitor(Monitor):
@@ -179,6 +190,7 @@ class ClaimsMonitor(Monitor):
         streamed = self._streamed.pop(rid, [])
         streamed_lines = self._streamed_lines.pop(rid, [])
         lines: tuple = ()
+        dates: tuple = ()
         if method == "repo/commit":
             listed = tuple(p for f in _list(result.get("files")) if isinstance(f, dict)
                            for p in (f.get("path"), f.get("previous_path")) if isinstance(p, str))
@@ -186,7 +198,9 @@ class ClaimsMonitor(Monitor):
             listed = tuple(e.get("path") for e in _list(result.get("entries"))
                            if isinstance(e, dict))
         elif method == "repo/log":
-            listed = tuple(i.get("sha") for i in _list(result.get("items")) if isinstance(i, dict))
+            items = [i for i in _list(result.get("items")) if isinstance(i, dict)]
+            listed = tuple(i.get("sha") for i in items)
+            dates = tuple(i.get("date") for i in items)
         else:
             hits = streamed if issued.streaming else _hits(result.get("items"))
             listed = tuple(hits or ())
@@ -195,7 +209,7 @@ class ClaimsMonitor(Monitor):
                      and not (issued.streaming and result.get("items")))
         self.claims.append(Claim(issued.generation, rid, method, dict(params),
                                  result.get("truncated", ABSENT), listed, issued.streaming,
-                                 judgeable, self._seq, rid in self._crowded, lines))
+                                 judgeable, self._seq, rid in self._crowded, lines, dates))
 
 
 def _list(value: Any) -> list:
@@ -361,6 +375,65 @@ def _log(claim: Claim, fx):
     if log_complete(got, want, may) and claim.truncated is True:
         return (f"{_asked(claim)}: all {len(want)} commits of {history} and "
                 f"truncated true (no further commit exists)")
+    return None
+
+
+@judge(LOG_ORDER, "repo/log", any_claim=True)
+def _log_order(claim: Claim, fx):
+    """No item is listed after one of its own descendants (newest first, read
+    as children before parents: git's default order, --date-order and
+    --topo-order all pass). Only the order of what is listed is judged:
+    which commits a log lists, or leaves out, is the log replies' rule (at a
+    ref FC-130's, a cut FC-095's). A log listing an id git cannot read is
+    left out, and so is a reply that shared the wire with another request
+    (a misrouted reply: the routing rule's)."""
+    from cases.kit.commit_ids import git_commit_of
+    from cases.kit.gitfacts import git_ancestors
+    if not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS) or claim.crowded:
+        return None
+    got = [remembered(fx, ("commit of", s), lambda s=s: git_commit_of(fx, s))
+           for s in claim.listed]
+    if None in got:
+        return None
+    ancestors = remembered(fx, ("ancestors",), lambda: git_ancestors(fx))
+    for i, older in enumerate(got):
+        newer = next((d for d in got[i + 1:] if older in ancestors.get(d, ())), None)
+        if newer is not None:
+            return (f"{_asked(claim)}: item {i + 1} ({older[:12]}) is listed before its "
+                    f"descendant {newer[:12]} (a log lists newest first: each commit "
+                    f"before its ancestors)")
+    return None
+
+
+@judge(LOG_DATE, "repo/log", any_claim=True)
+def _log_dates(claim: Claim, fx):
+    """Every item's date is ISO-8601 and, for an item whose id git resolves to
+    a commit of the history asked, one of that commit's instants. A date that
+    is not a string is the log's shape rule; an id git cannot resolve, or a
+    commit of another history, is the log replies' (or, at a ref, FC-130's)."""
+    from cases.kit.commit_ids import git_commit_of
+    from cases.kit.formats import basic_instant, instant
+    from cases.kit.gitfacts import git_log
+    if not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS):
+        return None
+    rev = _git_rev(fx, claim.params.get("ref"))
+    history = {} if rev is None else remembered(
+        fx, ("log commits", rev), lambda: {c.sha: c for c in git_log(fx, rev)})
+    bad = []
+    for sha, date in zip(claim.listed, claim.dates):
+        if not isinstance(date, str):
+            continue
+        when = instant(date) or basic_instant(date)
+        if when is None:
+            bad.append(f"{str(sha)[:12]}: date {date!r} is not ISO-8601")
+            continue
+        commit = history.get(remembered(fx, ("commit of", sha), lambda s=sha: git_commit_of(fx, s)))
+        if commit is not None and when not in commit.dates:
+            bad.append(f"{str(sha)[:12]}: date {date!r} is neither the author date "
+                       f"({commit.date.isoformat()}) nor the committer date of that commit")
+    if bad:
+        return (f"{_asked(claim)}: {len(bad)} item date(s) wrong: {'; '.join(bad[:SHOWN])} "
+                f"(log dates are ISO-8601 instants of their commit)")
     return None
 
 

@@ -369,3 +369,19 @@ class HashNameUnfetchable(Hooks):
                 if isinstance(path, str) and "#" in path and isinstance(entry.get("sha"), str):
                     self.cut.add(entry["sha"])
         return msg
+
+
+@mutant("streamed-hit-sha-path-keyed", "FC-012")
+class StreamedHitShaPathKeyed(ContentHitShas):
+    """Streamed content hits carry sha256 of "repo:path", an id repo/blob resolves to nothing.
+
+    Hides on: $/partial batches (the host's global search, whose previews
+    fetch these ids); FC-012 resolves the shas of a one-shot search.
+    """
+
+    def reply(self, proxy, req, msg):
+        return msg
+
+    def shas(self, hits):
+        for hit in hits:
+            hit["sha"] = sha256_hex(f"{hit.get('repo')}:{hit.get('path')}".encode())

@@ -897,3 +897,30 @@ class LogCapabilityStringRespawn(InitResult):
     def edit(self, proxy, req, result):
         if req.id != 1:
             result.setdefault("capabilities", {})["log"] = "true"
+
+
+@mutant("log-limited-dates-not-iso", "FC-094")
+class LogLimitedDatesNotIso(LogUnfilteredDatesNotIso):
+    """repo/log with a limit (not null) gives dates in git's default format ("Tue Mar 3 09:30:00 2026 +0100").
+
+    Hides on: logs asked with a limit; FC-094 asks limit null, and the
+    limited logs (FC-095's, FC-130's) were judged on their commits only.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("limit") is not None
+
+
+@mutant("log-limited-oldest-first", "FC-094")
+class LogLimitedOldestFirst(LogEdit):
+    """repo/log with a limit (not null) lists its page oldest first.
+
+    Hides on: logs asked with a limit; FC-094 asks limit null.
+    """
+
+    def applies(self, proxy, req):
+        return req.params.get("limit") is not None
+
+    def edit(self, proxy, req, result):
+        result["items"] = list(reversed(result.get("items") or []))
+
