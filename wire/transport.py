@@ -232,8 +232,12 @@ class Provider:
         if self._stderr_dir is None:
             self._stderr_dir = Path(tempfile.mkdtemp(prefix="forge-stderr-"))
             self._own_stderr_dir = True
-        self._timer = threading.Thread(target=self._timer_loop, name="provider-timer", daemon=True)
-        self._timer.start()
+        timer = threading.Thread(target=self._timer_loop, name="provider-timer", daemon=True)
+        timer.start()
+        # Known to close() only once started: a stop signal can land inside
+        # start() (it waits for the thread to run), and a thread start()
+        # never returned for cannot be joined (it ends on close()'s _closing).
+        self._timer = timer
         try:
             return self._run_attempt(attempt, raw_errors=True)
         except (SpawnError, ProviderError) as exc:

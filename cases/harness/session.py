@@ -387,8 +387,8 @@ class Harness:
             _close_quietly(provider)
 
         t = threading.Thread(target=watch, name=f"forge-tail-{group}", daemon=True)
+        t.start()   # listed once started: a stop landing inside start() leaves none to join
         self._tails.append((t, provider, case_id, group))
-        t.start()
 
     def end_tails(self) -> None:
         """Wait for the end-of-group windows still open, keep what the monitor

@@ -86,7 +86,8 @@ class LoopbackListener:
             self._wake_w.send(b"x")
         except OSError:
             pass
-        self._thread.join(5)
+        if self._thread.ident is not None:   # a stop landing inside start() left none to join
+            self._thread.join(5)
         with self._lock:
             socks = self._held_sockets()
         for s in socks:

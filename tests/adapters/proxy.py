@@ -200,16 +200,18 @@ class Proxy:
         return self._fixture
 
     def send_host(self, msg: Any) -> None:
-        """Write one protocol line to the host; a reply retires its request."""
+        """Write one protocol line to the host; a reply retires its request
+        before it is written, so a hook never finds a request in flight that
+        the host may already have seen answered (a cancel sent on its reply)."""
         data = msg if isinstance(msg, bytes) else dumps(msg)
+        if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+            self.requests.pop(msg.get("id"), None)
         with self._host_lock:
             try:
                 self._out.write(data)
                 self._out.flush()
             except (BrokenPipeError, ValueError, OSError):
                 self._shutdown(1)
-        if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
-            self.requests.pop(msg.get("id"), None)
 
     def send_child(self, msg: Any) -> None:
         """Hand one line to the reference (dropped once the host's input has ended)."""
