@@ -412,7 +412,7 @@ def _log_dates(claim: Claim, fx):
     is not a string is the log's shape rule; an id git cannot resolve, or a
     commit of another history, is the log replies' (or, at a ref, FC-130's)."""
     from cases.kit.commit_ids import git_commit_of
-    from cases.kit.formats import basic_instant, instant
+    from cases.kit.formats import either_instant
     from cases.kit.gitfacts import git_log
     if not fx.vcs_built or claim.params.get("repo") != fx.repo(VCS):
         return None
@@ -423,7 +423,7 @@ def _log_dates(claim: Claim, fx):
     for sha, date in zip(claim.listed, claim.dates):
         if not isinstance(date, str):
             continue
-        when = instant(date) or basic_instant(date)
+        when = either_instant(date)
         if when is None:
             bad.append(f"{str(sha)[:12]}: date {date!r} is not ISO-8601")
             continue
